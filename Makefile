@@ -1,0 +1,35 @@
+# One entry point for people and CI. `make demo` and `make test` work on a fresh clone.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo serve test bench conformance clean
+
+$(STAMP): pyproject.toml tests/js/package.json
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet --target .cache/neo4j6 'neo4j>=6,<7'
+	cd tests/js && npm install --silent --no-audit --no-fund
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(VENV)/bin/cypher-proxy demo
+
+serve: install
+	$(VENV)/bin/cypher-proxy serve
+
+test: install
+	$(PY) -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(PY) -m bench
+
+conformance: install
+	$(PY) -m conformance
+
+clean:
+	rm -rf $(VENV) .cache tests/js/node_modules build *.egg-info

@@ -1,0 +1,685 @@
+"""Cypher AST: small immutable node classes, in the style of sqlglot's expression classes.
+
+Every node carries `span=(start, end)`, character offsets into the parsed text, so that
+`text[start:end]` is the node's source and a rewriter can splice replacements into the original
+query. Spans are excluded from equality: two ASTs are equal when they mean the same query,
+wherever their text sits. `walk()` yields a node and all its descendants (pre-order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Iterator, Optional, Union
+
+Span = tuple[int, int]
+NO_SPAN: Span = (0, 0)
+
+
+def _span() -> Span:
+    return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
+
+
+def _node_children(value) -> Iterator["Node"]:
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, tuple):
+        for item in value:
+            yield from _node_children(item)
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """Base class of every AST node."""
+
+    span: Span = _span()
+
+    def children(self) -> Iterator["Node"]:
+        """Direct child nodes, in source order (nodes nested in tuples included)."""
+        for f in fields(self):
+            if f.name != "span":
+                yield from _node_children(getattr(self, f.name))
+
+    def walk(self) -> Iterator["Node"]:
+        """This node and all its descendants, pre-order."""
+        stack = [self]
+        while stack:
+            node = stack.pop()
+            yield node
+            stack.extend(reversed(list(node.children())))
+
+    def find_all(self, cls) -> Iterator["Node"]:
+        """Every descendant (self included) that is an instance of `cls`."""
+        return (n for n in self.walk() if isinstance(n, cls))
+
+    def text_in(self, text: str) -> str:
+        """The text this node was parsed from."""
+        return text[self.span[0]:self.span[1]]
+
+
+# ---------------------------------------------------------------- expressions
+
+class Expr(Node):
+    """Marker base for expressions."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Literal(Expr):
+    """A string, integer, float, boolean or null (None) literal."""
+
+    value: Union[str, int, float, bool, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Variable(Expr):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Parameter(Expr):
+    """`$name` or `$0`; name has no '$'."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListLiteral(Expr):
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class MapLiteral(Expr):
+    """`{k: v, ...}`; items is a tuple of (key, expr) pairs in source order."""
+
+    items: tuple
+
+    def get(self, key: str):
+        return next((v for k, v in self.items if k == key), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Property(Expr):
+    """`expr.key`."""
+
+    expr: Expr
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Index(Expr):
+    """`expr[index]`."""
+
+    expr: Expr
+    index: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Slice(Expr):
+    """`expr[start..end]`; either bound may be None."""
+
+    expr: Expr
+    start: Optional[Expr]
+    end: Optional[Expr]
+
+
+@dataclass(frozen=True, slots=True)
+class BinaryOp(Expr):
+    """Binary operator; op is upper-case canonical: 'OR' 'XOR' 'AND' '=' '<>' '<' '>' '<=' '>='
+    '=~' 'IN' 'STARTS WITH' 'ENDS WITH' 'CONTAINS' '+' '-' '||' '*' '/' '%' '^'."""
+
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonChain(Expr):
+    """`a < b <= c` (two or more comparisons): means `a < b AND b <= c`."""
+
+    ops: tuple
+    operands: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class UnaryOp(Expr):
+    """op is 'NOT', '-' or '+'."""
+
+    op: str
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class IsNull(Expr):
+    expr: Expr
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IsType(Expr):
+    """`expr IS [NOT] :: TYPE`; the type is kept as normalised text."""
+
+    expr: Expr
+    type_name: str
+    negated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LabelPredicate(Expr):
+    """`n:A:B` or `n:A|B` used as an expression."""
+
+    expr: Expr
+    labels: "LabelExpr"
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionCall(Expr):
+    """`name(args)`; name keeps its namespace ('apoc.meta.data') and source spelling."""
+
+    name: str
+    args: tuple
+    distinct: bool = False
+    name_span: Span = _span()
+
+    @property
+    def lower_name(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class CountStar(Expr):
+    """`count(*)`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseExpr(Expr):
+    """`CASE [subject] WHEN a THEN b ... [ELSE d] END`; whens is a tuple of (when, then)."""
+
+    subject: Optional[Expr]
+    whens: tuple
+    default: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class ListComprehension(Expr):
+    """`[var IN source WHERE where | projection]`."""
+
+    var: "Variable"
+    source: Expr
+    where: Optional[Expr] = None
+    projection: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatternComprehension(Expr):
+    """`[p = (a)-->(b) WHERE where | projection]`."""
+
+    path: "PathPattern"
+    where: Optional[Expr]
+    projection: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Quantifier(Expr):
+    """`all|any|none|single(var IN source WHERE where)`; kind is lower-case."""
+
+    kind: str
+    var: "Variable"
+    source: Expr
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce(Expr):
+    """`reduce(acc = init, var IN source | expr)`."""
+
+    acc: "Variable"
+    init: Expr
+    var: "Variable"
+    source: Expr
+    expr: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class MapProjectionItem(Node):
+    """One map projection element. kind: 'property' (`.key`), 'all' (`.*`),
+    'variable' (`var`, key=var name), 'literal' (`key: expr`)."""
+
+    kind: str
+    key: Optional[str] = None
+    expr: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class MapProjection(Expr):
+    """`var {.a, .*, b: expr, c}`."""
+
+    var: "Variable"
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class PatternExpr(Expr):
+    """A relationship pattern used as a predicate or list: `(a)-[:R]->(b)`."""
+
+    path: "PathPattern"
+
+
+@dataclass(frozen=True, slots=True)
+class _Subquery(Expr):
+    """Body is either a full `query` or a `pattern` with an optional `where`."""
+
+    query: Optional["Query"] = None
+    pattern: Optional["Pattern"] = None
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExistsSubquery(_Subquery):
+    """`EXISTS { ... }`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CountSubquery(_Subquery):
+    """`COUNT { ... }`."""
+
+
+@dataclass(frozen=True, slots=True)
+class CollectSubquery(_Subquery):
+    """`COLLECT { ... }`."""
+
+
+# ---------------------------------------------------------------- label expressions
+
+class LabelExpr(Node):
+    __slots__ = ()
+
+    def names(self) -> list[str]:
+        """Every label/type name mentioned, in order."""
+        return [n.name for n in self.walk() if isinstance(n, LabelName)]
+
+
+@dataclass(frozen=True, slots=True)
+class LabelName(LabelExpr):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LabelWildcard(LabelExpr):
+    """`%`: any label."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabelNot(LabelExpr):
+    operand: LabelExpr
+
+
+@dataclass(frozen=True, slots=True)
+class LabelAnd(LabelExpr):
+    """`A&B` (op '&') or legacy `:A:B` (op ':')."""
+
+    left: LabelExpr
+    right: LabelExpr
+    op: str = "&"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelOr(LabelExpr):
+    left: LabelExpr
+    right: LabelExpr
+
+
+# ---------------------------------------------------------------- patterns
+
+@dataclass(frozen=True, slots=True)
+class NodePattern(Node):
+    var: Optional[Variable] = None
+    labels: Optional[LabelExpr] = None
+    properties: Optional[Expr] = None     # MapLiteral or Parameter
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class RelPattern(Node):
+    """direction: 'right' (-->), 'left' (<--), 'both' (<-->) or 'none' (--).
+    length: None (exactly one hop) or (min, max) with None for an open bound (`*` = (None, None))."""
+
+    var: Optional[Variable] = None
+    types: Optional[LabelExpr] = None
+    direction: str = "none"
+    length: Optional[tuple] = None
+    properties: Optional[Expr] = None
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class QuantifiedPath(Node):
+    """A quantified path pattern `((a)-->(b) WHERE ...){1,3}` or quantified relationship
+    `-[r]->+`; quantifier is (min, max) with None for open."""
+
+    elements: tuple
+    quantifier: tuple
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern(Node):
+    """`[var =] [shortest(] elements [)]`; elements alternate nodes and relationships (or
+    QuantifiedPath). shortest is None or the function/keyword as written, lower-cased
+    ('shortestpath', 'allshortestpaths', or a GQL form like 'any shortest')."""
+
+    elements: tuple
+    var: Optional[Variable] = None
+    shortest: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern(Node):
+    """Comma-separated path patterns."""
+
+    paths: tuple
+
+
+# ---------------------------------------------------------------- clauses
+
+class Clause(Node):
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Match(Clause):
+    pattern: Pattern
+    optional: bool = False
+    where: Optional[Expr] = None
+    hints: tuple = ()             # raw text of USING ... hints
+
+
+@dataclass(frozen=True, slots=True)
+class Unwind(Clause):
+    expr: Expr
+    var: Variable
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnItem(Node):
+    """`expr [AS alias]`; alias_span covers the alias name when present."""
+
+    expr: Expr
+    alias: Optional[str] = None
+    alias_span: Optional[Span] = field(default=None, compare=False, repr=False, kw_only=True)
+
+    def name(self, text: str) -> str:
+        """The column name: the alias, else the expression's text (as Neo4j names columns)."""
+        return self.alias if self.alias is not None else self.expr.text_in(text)
+
+
+@dataclass(frozen=True, slots=True)
+class SortItem(Node):
+    expr: Expr
+    descending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Projection(Clause):
+    items: tuple
+    star: bool = False            # `RETURN *` / `WITH *, x`
+    distinct: bool = False
+    order_by: tuple = ()
+    skip: Optional[Expr] = None
+    limit: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class With(_Projection):
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Return(_Projection):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class YieldItem(Node):
+    """`field [AS alias]` in CALL ... YIELD."""
+
+    field: str
+    alias: Optional[str] = None
+
+    @property
+    def name(self) -> str:
+        return self.alias or self.field
+
+
+@dataclass(frozen=True, slots=True)
+class CallProcedure(Clause):
+    """`CALL name(args) YIELD items WHERE ...`; args is None for `CALL name` without parens."""
+
+    name: str
+    args: Optional[tuple] = None
+    yields: Optional[tuple] = None      # None: no YIELD; () with yield_star for YIELD *
+    yield_star: bool = False
+    where: Optional[Expr] = None
+    optional: bool = False
+    name_span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
+class InTransactions(Node):
+    """`IN [n CONCURRENT] TRANSACTIONS [OF batch ROWS] [ON ERROR x] [REPORT STATUS AS var]`."""
+
+    batch: Optional[Expr] = None
+    concurrency: Optional[Expr] = None
+    concurrent: bool = False
+    on_error: Optional[str] = None
+    report: Optional[Variable] = None
+
+
+@dataclass(frozen=True, slots=True)
+class CallSubquery(Clause):
+    """`[OPTIONAL] CALL [(scope)] { query } [IN TRANSACTIONS ...]`.
+    scope None: no scope clause; a tuple of Variables, or ('*',) for `CALL (*)`."""
+
+    query: "Query"
+    scope: Optional[tuple] = None
+    in_transactions: Optional[InTransactions] = None
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Create(Clause):
+    pattern: Pattern
+
+
+@dataclass(frozen=True, slots=True)
+class SetItem(Node):
+    """kind: 'property' (target is Property, op '='), 'variable' (target Variable, op '=' or
+    '+='), 'labels' (target Variable, labels LabelExpr)."""
+
+    kind: str
+    target: Expr
+    value: Optional[Expr] = None
+    op: str = "="
+    labels: Optional[LabelExpr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class SetClause(Clause):
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class MergeAction(Node):
+    """`ON CREATE SET ...` (on='CREATE') or `ON MATCH SET ...` (on='MATCH')."""
+
+    on: str
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Merge(Clause):
+    path: PathPattern
+    actions: tuple = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveItem(Node):
+    """kind 'property' (target Property) or 'labels' (target Variable, labels)."""
+
+    kind: str
+    target: Expr
+    labels: Optional[LabelExpr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Remove(Clause):
+    items: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Delete(Clause):
+    exprs: tuple
+    detach: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Foreach(Clause):
+    var: Variable
+    source: Expr
+    clauses: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Use(Clause):
+    """`USE graph`; graph is the graph reference as written (e.g. 'neo4j', 'composite.part')."""
+
+    graph: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadCSV(Clause):
+    source: Expr
+    var: Variable
+    with_headers: bool = False
+    field_terminator: Optional[str] = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finish(Clause):
+    """`FINISH` (Neo4j 5): end a query without returning rows."""
+
+
+@dataclass(frozen=True, slots=True)
+class Command(Clause):
+    """A schema/admin command (CREATE INDEX, SHOW ..., DROP ...) kept opaque.
+    keyword is the leading words upper-cased, e.g. 'SHOW PROCEDURES', 'CREATE INDEX'."""
+
+    keyword: str
+    text: str
+
+
+# ---------------------------------------------------------------- queries
+
+@dataclass(frozen=True, slots=True)
+class SingleQuery(Node):
+    clauses: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class Query(Node):
+    """parts: single queries joined by UNION; union_all[i] says whether parts[i] and
+    parts[i+1] are joined by UNION ALL. prefix is None, 'EXPLAIN' or 'PROFILE'."""
+
+    parts: tuple
+    union_all: tuple = ()
+    prefix: Optional[str] = None
+
+    @property
+    def clauses(self) -> tuple:
+        """The clauses of a query without UNION (the common case)."""
+        if len(self.parts) != 1:
+            raise ValueError("query has UNION parts; use .parts")
+        return self.parts[0].clauses
+
+
+# ---------------------------------------------------------------- scope
+
+NODE, RELATIONSHIP, PATH, VALUE = "node", "relationship", "path", "value"
+NODE_LIST, RELATIONSHIP_LIST = "node_list", "relationship_list"   # var-length / quantified groups
+
+
+def pattern_bindings(pattern: Node) -> dict[str, str]:
+    """Variables a Pattern/PathPattern declares -> 'node', 'relationship', 'path',
+    'relationship_list' (var-length `[r*]`, quantified) or 'node_list' (inside a quantified path)."""
+    out: dict[str, str] = {}
+
+    def visit(elements, grouped: bool) -> None:
+        for el in elements:
+            if isinstance(el, QuantifiedPath):
+                visit(el.elements, True)
+            elif el.var is not None and el.var.name not in out:
+                if isinstance(el, NodePattern):
+                    out[el.var.name] = NODE_LIST if grouped else NODE
+                else:
+                    out[el.var.name] = RELATIONSHIP_LIST if grouped or el.length is not None else RELATIONSHIP
+
+    paths = pattern.paths if isinstance(pattern, Pattern) else (pattern,)
+    for path in paths:
+        if path.var is not None:
+            out[path.var.name] = PATH
+        visit(path.elements, False)
+    return out
+
+
+def _projected(clause: _Projection, scope: dict[str, str]) -> dict[str, str]:
+    out = dict(scope) if clause.star else {}
+    for item in clause.items:
+        is_var = isinstance(item.expr, Variable)
+        column = item.alias if item.alias is not None else (item.expr.name if is_var else None)
+        if column is not None:
+            out[column] = scope.get(item.expr.name, VALUE) if is_var else VALUE
+    return out
+
+
+def bindings(clause: Clause, scope: Optional[dict[str, str]] = None) -> dict[str, str]:
+    """The variables in scope after `clause` (name -> kind), given those in scope before it.
+
+    MATCH/CREATE/MERGE add pattern variables; WITH/RETURN replace the scope with their columns
+    (a projected variable keeps its kind, any other expression is a 'value'); UNWIND, LOAD CSV and
+    YIELD add values; CALL { } adds the subquery's returned columns.
+    """
+    scope = dict(scope or {})
+    if isinstance(clause, (Match, Create)):
+        new = pattern_bindings(clause.pattern)
+    elif isinstance(clause, Merge):
+        new = pattern_bindings(clause.path)
+    elif isinstance(clause, (Unwind, LoadCSV)):
+        new = {clause.var.name: VALUE}
+    elif isinstance(clause, _Projection):
+        return _projected(clause, scope)
+    elif isinstance(clause, CallProcedure):
+        new = {item.name: VALUE for item in clause.yields or ()}
+    elif isinstance(clause, CallSubquery):
+        if clause.scope is None or clause.scope == ("*",):
+            inner = scope
+        else:
+            inner = {v.name: scope.get(v.name, VALUE) for v in clause.scope}
+        last = clause.query.parts[-1]
+        final = scopes(last, inner)[-1] if isinstance(last.clauses[-1], Return) else {}
+        new = dict(final)
+        if clause.in_transactions is not None and clause.in_transactions.report is not None:
+            new[clause.in_transactions.report.name] = VALUE
+    else:
+        new = {}
+    for name, kind in new.items():
+        scope.setdefault(name, kind)
+    return scope
+
+
+def scopes(part: SingleQuery, scope: Optional[dict[str, str]] = None) -> list[dict[str, str]]:
+    """The scope after each clause of `part` (one dict per clause, in order)."""
+    out = []
+    for clause in part.clauses:
+        scope = bindings(clause, scope)
+        out.append(scope)
+    return out

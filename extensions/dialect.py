@@ -1,0 +1,168 @@
+"""Text edits that let Neo4j Cypher run on FalkorDB, plus the `std()` alias for both backends.
+
+Each function walks a parsed query and returns edits `(start, end, replacement)` on the
+original text (zero-width edits insert). Edits are either disjoint or nested; when nested, the
+outer one wins (`probe.splice` applies them), so an edit inside an expression always replaces
+that expression's whole span. Only rewrites that keep Neo4j's meaning exactly
+are made; anything else reaches FalkorDB unchanged and the client gets the database's error.
+What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dialect.py):
+
+- `elementId(x)` -> `toString(id(x))` (the FalkorDB backend's element ids are `str(id)`);
+  `elementId(n) = e` -> `id(n) = toInteger(e)` so the lookup stays a seek;
+  `elementId(n) IN e` -> `id(n) IN [x IN e | toInteger(x)]`.
+- `datetime()` / `datetime(arg)` -> `localdatetime(...)`; `date(datetime())` -> `date()`.
+- label expressions `:A|B`, `:!A`, `:A&B`, `:%` in MATCH node patterns and in predicates
+  -> a boolean predicate on the variable, `(n:A OR n:B)`, added to the MATCH's WHERE.
+- `EXISTS { pattern [WHERE w] }`, `exists(pattern)` -> `size([pattern WHERE w | 1]) > 0`;
+  `COUNT { pattern [WHERE w] }` -> `size([pattern WHERE w | 1])` (one path pattern only).
+- `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }`.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import count
+
+from .cypher import ast as A
+from .cypher.render import name as quote_name
+from .cypher.tokens import OP, tokenize
+
+Edit = tuple[int, int, str]
+
+#: Words whose presence (case-insensitive) may need a FalkorDB bridge; a cheap pre-parse filter.
+FALKORDB_TRIGGERS = (r"elementid\s*\(", r"datetime\s*\(", r"exists\s*[{(]", r"count\s*\{",
+                     r"call\s*\(", r":\s*[!%(]", r":\s*(?:\w+|`[^`]*`)\s*[|&]")
+ALIAS_TRIGGERS = (r"\bstd\s*\(",)
+
+
+def alias_edits(query: A.Query, is_extension) -> list[Edit]:
+    """`std(x)` -> `stDev(x)` unless an extension called `std` is registered."""
+    return [(call.name_span[0], call.name_span[1], "stDev")
+            for call in query.find_all(A.FunctionCall)
+            if call.lower_name == "std" and not is_extension("std")]
+
+
+def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
+    """Every FalkorDB bridge edit for `query` (parsed from `text`)."""
+    edits: list[Edit] = []
+    fresh = (f"__l{i}" for i in count())
+    for node in query.walk():
+        if isinstance(node, A.FunctionCall):
+            edits += _function(node, text)
+        elif isinstance(node, A.BinaryOp) and node.op in ("=", "IN"):
+            edits += _element_id_seek(node, text)
+        elif isinstance(node, A.LabelPredicate) and not _simple(node.labels):
+            edits.append((*node.span, "(" + label_predicate(node.expr.text_in(text), node.labels) + ")"))
+        elif isinstance(node, A.Match):
+            edits += _match_labels(node, text, fresh)
+        elif isinstance(node, (A.ExistsSubquery, A.CountSubquery)):
+            edits += _subquery(node, text)
+        elif isinstance(node, A.CallSubquery) and node.scope is not None:
+            edits += _call_scope(node, text)
+    return edits
+
+
+def label_predicate(var: str, labels: A.LabelExpr) -> str:
+    """A boolean Cypher predicate equivalent to `var:labels` using only single-label tests."""
+    if isinstance(labels, A.LabelName):
+        return f"{var}:{quote_name(labels.name)}"
+    if isinstance(labels, A.LabelWildcard):
+        return f"size(labels({var})) > 0"
+    if isinstance(labels, A.LabelNot):
+        return f"NOT ({label_predicate(var, labels.operand)})"
+    op = "OR" if isinstance(labels, A.LabelOr) else "AND"
+    return f"({label_predicate(var, labels.left)} {op} {label_predicate(var, labels.right)})"
+
+
+def _simple(labels: A.LabelExpr | None) -> bool:
+    """`:A` or `:A:B`, which FalkorDB understands."""
+    if labels is None or isinstance(labels, A.LabelName):
+        return True
+    return isinstance(labels, A.LabelAnd) and labels.op == ":" and _simple(labels.left) and _simple(labels.right)
+
+
+def _function(call: A.FunctionCall, text: str) -> list[Edit]:
+    name = call.lower_name
+    if name == "elementid" and len(call.args) == 1:
+        return [(*call.span, f"toString(id({call.args[0].text_in(text)}))")]
+    if name == "datetime":
+        return [(*call.name_span, "localdatetime")]
+    if (name == "date" and len(call.args) == 1 and isinstance(call.args[0], A.FunctionCall)
+            and call.args[0].lower_name in ("datetime", "localdatetime") and not call.args[0].args):
+        return [(*call.span, "date()")]
+    if name == "exists" and len(call.args) == 1 and isinstance(call.args[0], A.PatternExpr):
+        return [(*call.span, f"(size([{call.args[0].text_in(text)} | 1]) > 0)")]
+    return []
+
+
+def _element_id_seek(op: A.BinaryOp, text: str) -> list[Edit]:
+    """`elementId(n) = e` -> `id(n) = toInteger(e)` (either side); `elementId(n) IN e` likewise."""
+    sides = [(op.left, op.right)] + ([(op.right, op.left)] if op.op == "=" else [])
+    for call, other in sides:
+        if (isinstance(call, A.FunctionCall) and call.lower_name == "elementid" and len(call.args) == 1
+                and isinstance(call.args[0], A.Variable)):
+            converted = "toInteger({})" if op.op == "=" else "[__x IN {} | toInteger(__x)]"
+            head, tail = converted.split("{}")
+            return [(*call.span, f"id({call.args[0].text_in(text)})"),
+                    (other.span[0], other.span[0], head), (other.span[1], other.span[1], tail)]
+    return []
+
+
+def _match_labels(match: A.Match, text: str, fresh) -> list[Edit]:
+    """Move label expressions FalkorDB cannot parse out of MATCH node patterns into its WHERE."""
+    edits: list[Edit] = []
+    predicates: list[str] = []
+    for node in match.pattern.find_all(A.NodePattern):
+        if _simple(node.labels):
+            continue
+        start = node.var.span[1] if node.var else node.span[0] + 1
+        var = node.var.name if node.var else next(fresh)
+        edits.append((start, node.labels.span[1], "" if node.var else var))
+        predicates.append(label_predicate(quote_name(var), node.labels))
+    if not predicates:
+        return edits
+    condition = " AND ".join(predicates)
+    if match.where is None:
+        edits.append((match.span[1], match.span[1], f" WHERE {condition}"))
+    else:
+        edits += [(match.where.span[0], match.where.span[0], f"{condition} AND ("),
+                  (match.where.span[1], match.where.span[1], ")")]
+    return edits
+
+
+def _subquery(node: A.ExistsSubquery | A.CountSubquery, text: str) -> list[Edit]:
+    pattern, where = node.pattern, node.where
+    if node.query is not None:
+        clauses = node.query.parts[0].clauses if len(node.query.parts) == 1 else ()
+        if len(clauses) != 1 or not isinstance(clauses[0], A.Match) or clauses[0].optional:
+            return []
+        pattern, where = clauses[0].pattern, clauses[0].where
+    if pattern is None or len(pattern.paths) != 1 or pattern.paths[0].var is not None:
+        return []
+    body = pattern.paths[0].text_in(text)
+    if where is not None:
+        body += f" WHERE {where.text_in(text)}"
+    size = f"size([{body} | 1])"
+    return [(*node.span, f"({size} > 0)" if isinstance(node, A.ExistsSubquery) else size)]
+
+
+def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:
+    """`CALL (a, b) {` -> `CALL { WITH a, b`; `CALL () {` -> `CALL {`."""
+    if len(node.query.parts) != 1:
+        return []
+    head_end = node.query.span[0]
+    tokens = [t for t in tokenize(text[node.span[0]:head_end]) if t.kind == OP]
+    opening = next((t for t in tokens if t.value == "("), None)
+    brace = next((t for t in reversed(tokens) if t.value == "{"), None)
+    if opening is None or brace is None:
+        return []
+    scope = "*" if node.scope == ("*",) else ", ".join(v.text_in(text) for v in node.scope)
+    return [(node.span[0] + opening.start, node.span[0] + brace.end, "{ WITH " + scope + " " if scope else "{ ")]
+
+
+def trigger_pattern(names, falkordb: bool) -> re.Pattern:
+    """One case-insensitive regex matching anything the planner may need to act on."""
+    parts = [rf"\b{re.escape(n)}\s*\(" for n in names] + list(ALIAS_TRIGGERS)
+    if falkordb:
+        parts += FALKORDB_TRIGGERS
+    return re.compile("|".join(parts), re.IGNORECASE)

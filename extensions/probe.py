@@ -1,0 +1,504 @@
+"""Plan one query: which extension calls to bind, the probes that fetch their arguments, and
+the rewritten text that reads the computed values from parameters.
+
+Everything here is static (depends on the query text and the backend kind only), so a plan is
+built once per query and cached. For each clause (part of a clause) that calls extensions, in
+dependency order, a probe is the query prefix up to that point, already rewritten and without
+write clauses, followed by `RETURN DISTINCT <argument columns>`. Executing the plan is
+`planner.py`'s job; binding forms are `bind.py`'s; FalkorDB bridges are `dialect.py`'s.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any, Iterator
+
+from proxy.errors import argument_error, syntax_error
+
+from . import bind
+from .cypher import ast as A
+from .cypher.render import name as quote_name
+from .cypher.tokens import IDENT, tokenize
+from .registry import ArgKind, Extension, Procedure, Registry
+
+Edit = tuple[int, int, str]
+
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
+                        "percentilecont", "percentiledisc"})
+_UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+
+
+def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
+    """`text[start:end]` with the edits inside it applied; of nested edits the outer one wins."""
+    out, pos = [], start
+    for e_start, e_end, new in edits:          # sorted by (start, end)
+        if e_start < pos or e_end > end:
+            continue
+        out.append(text[pos:e_start])
+        out.append(new)
+        pos = e_end
+    out.append(text[pos:end])
+    return "".join(out)
+
+
+# ------------------------------------------------------------------ plan data
+
+@dataclass
+class ArgPlan:
+    """How one argument of a bound call reaches Python: columns of the probe's result."""
+
+    kind: str                      # "node", "property" or "value"
+    text: str                      # rewritten text of the node (node/property) or value expression
+    key: str | None = None         # property name (kind "property")
+    id_col: int = -1               # node id column (node/property)
+    eid_col: int = -1              # element id column (Neo4j only)
+    labels_col: int = -1
+    prop_cols: tuple = ()          # (property name, column) pairs
+    value_col: int = -1            # kind "value"
+
+
+@dataclass
+class Site:
+    """One extension call bound to the parameter `param`."""
+
+    ext: Extension
+    param: str
+    args: list[ArgPlan]
+    index_arg: int | None          # the argument whose node indexes the parameter
+    key_cols: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ProbeStep:
+    text: str
+    sites: list[Site]
+
+
+@dataclass
+class AlgorithmStep:
+    procedure: Procedure
+    param: str
+    arguments: Any                 # MapLiteral / Parameter / None, resolved at run time
+
+
+@dataclass
+class Plan:
+    """What the planner runs: steps in order, then `body` (with `prefix` EXPLAIN/PROFILE if any)."""
+
+    body: str
+    prefix: str | None
+    steps: list
+    placeholders: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        return f"{self.prefix} {self.body}" if self.prefix else self.body
+
+
+# ------------------------------------------------------------------ scopes
+
+def _pattern_vars(pattern) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for node in pattern.walk():
+        if isinstance(node, A.PathPattern) and node.var:
+            found[node.var.name] = "path"
+        elif isinstance(node, A.NodePattern) and node.var:
+            found[node.var.name] = "node"
+        elif isinstance(node, A.RelPattern) and node.var:
+            found[node.var.name] = "rel"
+    return found
+
+
+def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
+    """Variables (name -> 'node'/'rel'/'path'/'value') visible after `clause`."""
+    if isinstance(clause, A.Match):
+        return {**scope, **_pattern_vars(clause.pattern)}
+    if isinstance(clause, A.Create):
+        return {**scope, **_pattern_vars(clause.pattern)}
+    if isinstance(clause, A.Merge):
+        return {**scope, **_pattern_vars(clause.path)}
+    if isinstance(clause, (A.Unwind, A.LoadCSV)):
+        return {**scope, clause.var.name: "value"}
+    if isinstance(clause, A.With):
+        out = dict(scope) if clause.star else {}
+        for item in clause.items:
+            out[item.name(text)] = scope.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
+        return out
+    if isinstance(clause, A.CallProcedure):
+        procedure = registry.procedure(clause.name)
+        fields = [y.field for y in clause.yields or ()]
+        if procedure and clause.yields is None:
+            fields = list(procedure.yields)
+        names = {y.field: y.name for y in clause.yields or ()}
+        return {**scope, **{names.get(f, f): ("node" if procedure and f == procedure.yields[0] else "value")
+                            for f in fields}}
+    if isinstance(clause, A.CallSubquery):
+        last = clause.query.parts[0].clauses[-1] if clause.query.parts else None
+        names = {i.name(text): "value" for i in last.items} if isinstance(last, A.Return) else {}
+        return {**scope, **names}
+    return scope
+
+
+def _variables(node: A.Node) -> set[str]:
+    return {v.name for v in node.find_all(A.Variable)}
+
+
+# ------------------------------------------------------------------ the planner proper
+
+class PartPlanner:
+    """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
+
+    def __init__(self, text: str, part: A.SingleQuery, registry: Registry, kind: str,
+                 edits: list[Edit], counter: Iterator[int]):
+        self.text, self.part, self.registry, self.kind = text, part, registry, kind
+        self.edits = edits                       # shared, kept sorted
+        self.counter = counter
+        self.steps: list = []
+        self.placeholders: dict[str, Any] = {}
+        clauses = part.clauses
+        self.scopes = [{}]
+        for clause in clauses:
+            self.scopes.append(scope_after(clause, self.scopes[-1], text, registry))
+
+    # -- helpers
+
+    def render(self, node_or_span) -> str:
+        start, end = node_or_span.span if isinstance(node_or_span, A.Node) else node_or_span
+        return splice(self.text, start, end, self.edits)
+
+    def add_edit(self, edit: Edit) -> None:
+        self.edits.append(edit)
+        self.edits.sort(key=lambda e: (e[0], e[1]))
+
+    def where_keyword_start(self, clause: A.Clause) -> int:
+        """Offset of the WHERE keyword before `clause.where`."""
+        head = self.text[clause.span[0]:clause.where.span[0]]
+        keyword = [t for t in tokenize(head) if t.kind == IDENT and t.upper == "WHERE"][-1]
+        return clause.span[0] + keyword.start
+
+    # -- entry point
+
+    def plan(self) -> None:
+        calls = self.extension_calls()
+        for call, clause_index, ancestors in calls:
+            self.check_call(call, clause_index, ancestors)
+        for index, clause in enumerate(self.part.clauses):
+            if isinstance(clause, A.CallProcedure) and self.registry.procedure(clause.name):
+                self.plan_algorithm(index, clause)
+        groups: dict[tuple, list] = {}
+        for call, clause_index, ancestors in calls:
+            stage, scope = self.stage(call, clause_index, ancestors)
+            context, scope = self.context(call, ancestors, scope)
+            self.check_scope(call, scope, clause_index)
+            key = (clause_index, stage != "input", self.level(call), stage, context)
+            groups.setdefault(key, []).append((call, scope))
+        for key in sorted(groups, key=lambda k: k[:3]):
+            clause_index, _, _, stage, context = key
+            self.plan_probe(clause_index, stage, context, groups[key])
+        self.alias_return_items()
+
+    def extension_calls(self) -> list[tuple[A.FunctionCall, int, tuple]]:
+        found = []
+        for index, clause in enumerate(self.part.clauses):
+            for node, ancestors in _walk(clause, ()):
+                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name:
+                    found.append((node, index, ancestors))
+        return found
+
+    def check_call(self, call: A.FunctionCall, clause_index: int, ancestors: tuple) -> None:
+        ext = self.registry.get(call.name)
+        ext.check_arity(len(call.args))
+        if any(isinstance(a, A.CallSubquery) for a in ancestors):
+            raise argument_error(f"{call.name}() cannot be used inside a CALL {{ }} subquery yet; "
+                                 "compute it after the subquery, in a WITH or RETURN.")
+        for arg in call.args:
+            for inner in arg.walk():
+                if isinstance(inner, A.CountStar) or (
+                        isinstance(inner, A.FunctionCall) and inner.lower_name in AGGREGATES
+                        and inner.name not in self.registry):
+                    raise argument_error(
+                        f"The arguments of {call.name}() cannot contain an aggregation "
+                        f"({inner.text_in(self.text)}); compute it in a WITH first, e.g. "
+                        f"WITH ..., {inner.text_in(self.text)} AS a ... {call.name}(..., a)")
+        for i, (arg, kind) in enumerate(zip(call.args, ext.arg_kinds)):
+            if kind is ArgKind.PROPERTY and not isinstance(arg, A.Property):
+                raise argument_error(
+                    f"Argument {i + 1} of {call.name}() must be a property of a node, like "
+                    f"n.channel; got {arg.text_in(self.text)}. Usage: {ext.signature or ext.name}")
+
+    def level(self, call: A.FunctionCall) -> int:
+        inner = [self.level(n) for arg in call.args for n in arg.walk()
+                 if isinstance(n, A.FunctionCall) and n.name in self.registry]
+        return 1 + max(inner) if inner else 0
+
+    def stage(self, call, clause_index: int, ancestors: tuple) -> tuple[str, dict]:
+        """Where the call's arguments are evaluated: 'input' (rows entering the clause),
+        'where' (after the clause's pattern/projection) or 'projection' (ORDER BY on aliases)."""
+        clause = self.part.clauses[clause_index]
+        before, after = self.scopes[clause_index], self.scopes[clause_index + 1]
+        inside = set(map(id, ancestors)) | {id(call)}
+        where = getattr(clause, "where", None)
+        if where is not None and id(where) in inside:
+            return "where", after
+        if isinstance(clause, A._Projection):
+            ordering = [*clause.order_by, clause.skip, clause.limit]
+            if any(o is not None and id(o) in inside for o in ordering):
+                if not _arg_vars(call) <= set(before):
+                    aliases = [i.name(self.text) for i in clause.items]
+                    return "projection", {n: after.get(n, "value") for n in aliases}
+        return "input", before
+
+    def context(self, call, ancestors: tuple, scope: dict) -> tuple[tuple[str, ...], dict]:
+        """UNWIND / WHERE lines that reproduce the comprehension or CASE branch around a call."""
+        lines: list[str] = []
+        scope = dict(scope)
+        chain = (*ancestors, call)
+        for node, child in zip(chain, chain[1:]):
+            if isinstance(node, (A.ListComprehension, A.Quantifier)) and child is not node.source:
+                lines.append(f"UNWIND {self.render(node.source)} AS {quote_name(node.var.name)}")
+                scope[node.var.name] = "value"
+                if node.where is not None and child is not node.where:
+                    lines.append(f"WITH * WHERE {self.render(node.where)}")
+            elif isinstance(node, A.Reduce) and child is node.expr:
+                lines.append(f"UNWIND {self.render(node.source)} AS {quote_name(node.var.name)}")
+                scope[node.var.name] = "value"
+            elif isinstance(node, A.CaseExpr):
+                for when, then in node.whens:
+                    if child is then:
+                        condition = (f"{self.render(node.subject)} = {self.render(when)}"
+                                     if node.subject is not None else self.render(when))
+                        lines.append(f"WITH * WHERE {condition}")
+        return tuple(lines), scope
+
+    def check_scope(self, call, scope: dict, clause_index: int) -> None:
+        missing = sorted(_arg_vars(call) - set(scope))
+        if missing:
+            raise argument_error(
+                f"The arguments of {call.name}() use {', '.join(missing)}, which is not known where "
+                f"its values are computed (before the clause runs). Bind it in an earlier MATCH or WITH, "
+                f"then call {call.name}() in the next clause.")
+
+    # -- probes
+
+    def prefix_lines(self, clause_index: int, calls: list, call_names: str) -> list[str]:
+        """Rewritten clauses before `clause_index`, without write clauses (checked to be safe)."""
+        lines: list[str] = []
+        created: dict[str, str] = {}
+        written_keys: dict[str, str] = {}
+        written_vars: dict[str, str] = {}
+        for clause in self.part.clauses[:clause_index]:
+            keyword = self.text[clause.span[0]:clause.span[1]].split(None, 1)[0].upper()
+            if isinstance(clause, _UPDATING) or (isinstance(clause, A.CallSubquery) and _writes(clause)):
+                for name in scope_after(clause, {}, self.text, self.registry):
+                    created[name] = keyword
+                for item in clause.walk():
+                    if isinstance(item, A.SetItem) and item.kind == "property":
+                        written_keys[item.target.key] = keyword
+                    elif isinstance(item, (A.SetItem, A.RemoveItem)) and isinstance(item.target, A.Variable):
+                        written_vars[item.target.name] = keyword
+                    elif isinstance(item, A.RemoveItem) and item.kind == "property":
+                        written_keys[item.target.key] = keyword
+                continue
+            _check_reads([clause], created, written_keys, written_vars, call_names)
+            lines.append(self.render(clause))
+        _check_reads(calls, created, written_keys, written_vars, call_names)
+        return lines
+
+    def stage_lines(self, clause: A.Clause, stage: str) -> list[str]:
+        if stage == "where":
+            return [splice(self.text, clause.span[0], self.where_keyword_start(clause), self.edits)]
+        if stage == "projection":
+            items = []
+            for i, item in enumerate(clause.items):
+                expr = self.render(item.expr)
+                if item.alias is None and isinstance(item.expr, A.Variable):
+                    items.append(expr)
+                else:
+                    items.append(f"{expr} AS {quote_name(item.name(self.text))}")
+            star = ["*"] if clause.star else []
+            return [("WITH DISTINCT " if clause.distinct else "WITH ") + ", ".join(star + items)]
+        return []
+
+    def plan_probe(self, clause_index: int, stage: str, context: tuple, calls: list) -> None:
+        clause = self.part.clauses[clause_index]
+        names = ", ".join(sorted({c.name + "()" for c, _ in calls}))
+        lines = self.prefix_lines(clause_index, [c for c, _ in calls], names)
+        lines += self.stage_lines(clause, stage) + list(context)
+        columns: dict[str, int] = {}
+
+        def column(expr: str) -> int:
+            return columns.setdefault(expr, len(columns))
+
+        sites = []
+        for call, scope in calls:
+            sites.append(self.plan_site(call, scope, column))
+        projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
+        lines.append(f"RETURN DISTINCT {projection}")
+        self.steps.append(ProbeStep("\n".join(lines), sites))
+
+    def plan_site(self, call: A.FunctionCall, scope: dict, column) -> Site:
+        ext = self.registry.get(call.name)
+        param = f"__ext{next(self.counter)}"
+        args: list[ArgPlan] = []
+        index_arg, keys, key_cols = None, [], []
+        for i, arg in enumerate(call.args):
+            kind = ext.arg_kinds[i]
+            if kind is ArgKind.PROPERTY:
+                plan = ArgPlan("property", self.render(arg.expr), key=arg.key)
+            elif kind is ArgKind.NODE or (kind is ArgKind.NODE_OR_VALUE and isinstance(arg, A.Variable)
+                                          and scope.get(arg.name) == "node"):
+                plan = ArgPlan("node", self.render(arg))
+            else:
+                plan = ArgPlan("value", self.render(arg))
+            if plan.kind == "value":
+                plan.value_col = column(plan.text)
+            else:
+                plan.id_col = column(f"id({plan.text})")
+                if self.kind != "falkordb":
+                    plan.eid_col = column(f"elementId({plan.text})")
+                plan.labels_col = column(f"labels({plan.text})")
+                plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
+            args.append(plan)
+            if not _varies(arg):
+                continue
+            if plan.kind != "value" and index_arg is None:
+                index_arg = i
+            else:
+                expr = bind.key_expr(self.kind, plan.text, plan.kind != "value")
+                keys.append(expr)
+                key_cols.append(column(expr))
+        index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
+        self.add_edit((*call.span, bind.lookup(param, index, keys)))
+        self.placeholders[param] = bind.placeholder(self.kind, index is not None, len(keys))
+        return Site(ext, param, args, index_arg, key_cols)
+
+    # -- algorithms
+
+    def plan_algorithm(self, clause_index: int, clause: A.CallProcedure) -> None:
+        procedure = self.registry.procedure(clause.name)
+        if clause.optional:
+            raise argument_error(f"OPTIONAL CALL {procedure.name}() is not supported; use CALL.")
+        args = clause.args or ()
+        if len(args) > 1 or (args and not isinstance(args[0], (A.MapLiteral, A.Parameter))):
+            raise argument_error(f"{procedure.name}() takes one map of parameters. Usage: "
+                                 f"{procedure.signature or procedure.name + '({...})'}")
+        if args and isinstance(args[0], A.MapLiteral):
+            check_parameters(procedure, [k for k, _ in args[0].items])
+        fields = [y.field for y in clause.yields] if clause.yields else list(procedure.yields)
+        unknown = [f for f in fields if f not in procedure.yields]
+        if unknown:
+            raise syntax_error(f"Unknown procedure output: `{unknown[0]}`. {procedure.name}() yields "
+                               f"{', '.join(procedure.yields)}.")
+        names = {y.field: y.name for y in clause.yields or ()}
+        param = f"__alg{next(self.counter)}"
+        node, row = f"__a{param[5:]}", f"__r{param[5:]}"
+        carried = [quote_name(n) for n in self.scopes[clause_index]]
+        keep = ", ".join(carried + [node])
+        outputs = [f"{node} AS {quote_name(names.get(f, f))}" if f == procedure.yields[0]
+                   else f"{row}[{procedure.yields.index(f) - 1}] AS {quote_name(names.get(f, f))}"
+                   for f in fields]
+        text = (f"MATCH ({node}) WITH {keep}, ${param}[{bind.node_index_expr(self.kind, node)}] AS {row} "
+                f"WHERE {row} IS NOT NULL WITH {', '.join(carried + outputs)}")
+        if clause.where is not None:
+            text += f" WHERE {self.render(clause.where)}"
+        if clause is self.part.clauses[-1]:
+            text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in fields)
+        self.add_edit((*clause.span, text))
+        self.placeholders[param] = bind.placeholder(self.kind, True, 0)
+        self.steps.append(AlgorithmStep(procedure, param, args[0] if args else None))
+
+    # -- column names
+
+    def alias_return_items(self) -> None:
+        """Keep the client's column names: an unaliased RETURN item that was rewritten gets
+        its original text as alias."""
+        last = self.part.clauses[-1] if self.part.clauses else None
+        if not isinstance(last, A.Return):
+            return
+        for item in last.items:
+            start, end = item.expr.span
+            if item.alias is None and any(start <= s and e <= end and (s, e) != (end, end)
+                                          for s, e, _ in self.edits):
+                self.add_edit((end, end, f" AS {quote_name(item.expr.text_in(self.text))}"))
+
+
+def check_parameters(procedure: Procedure, names) -> None:
+    """Unknown algorithm parameter -> ArgumentError suggesting the closest name."""
+    for name in names:
+        if name not in procedure.parameters:
+            close = difflib.get_close_matches(name, list(procedure.parameters), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise argument_error(
+                f"Unknown parameter '{name}' for {procedure.name}().{hint} Parameters: "
+                f"{', '.join(sorted(procedure.parameters)) or 'none'}.")
+
+
+# ------------------------------------------------------------------ small analyses
+
+def _walk(node: A.Node, ancestors: tuple) -> Iterator[tuple[A.Node, tuple]]:
+    yield node, ancestors
+    inner = (*ancestors, node)
+    for child in node.children():
+        yield from _walk(child, inner)
+
+
+def _arg_nodes(call: A.FunctionCall) -> set[str]:
+    return set().union(*(_variables(a) for a in call.args)) if call.args else set()
+
+
+def _arg_vars(call: A.FunctionCall) -> set[str]:
+    """Free variables of the call's arguments (minus comprehension-local ones bound inside)."""
+    names = _arg_nodes(call)
+    for arg in call.args:
+        for node in arg.walk():
+            if isinstance(node, (A.ListComprehension, A.Quantifier, A.Reduce)):
+                names.discard(node.var.name)
+            if isinstance(node, A.Reduce):
+                names.discard(node.acc.name)
+    return names
+
+
+def _varies(arg: A.Expr) -> bool:
+    """Whether an argument can differ between rows (it mentions a variable)."""
+    return any(isinstance(n, (A.Variable, A.PatternExpr, A.PatternComprehension)) for n in arg.walk())
+
+
+def _writes(node: A.Node) -> bool:
+    return any(isinstance(n, _UPDATING) for n in node.walk())
+
+
+class _Reads:
+    """Variables and property keys a set of nodes reads."""
+
+    def __init__(self, nodes):
+        self.variables: set[str] = set()
+        self.keys: set[str] = set()
+        for root in nodes:
+            for n in root.walk():
+                if isinstance(n, A.Variable):
+                    self.variables.add(n.name)
+                elif isinstance(n, A.Property):
+                    self.keys.add(n.key)
+
+
+def _check_reads(nodes, created, written_keys, written_vars, call_names) -> None:
+    """Raise when a probe would read something the omitted write clauses create or change."""
+    reads = _Reads(nodes)
+    for name in reads.variables:
+        if name in created:
+            _write_dependency(call_names, name, created[name])
+        if name in written_vars:
+            _write_dependency(call_names, name, written_vars[name])
+    for key in reads.keys:
+        if key in written_keys:
+            _write_dependency(call_names, f"property {key}", written_keys[key])
+
+
+def _write_dependency(call_names: str, what: str, keyword: str):
+    raise argument_error(
+        f"{call_names} needs its argument values before the query runs, but they depend on "
+        f"{what}, which this query writes ({keyword}). Extension arguments may only depend on data "
+        f"that exists before the query starts. Split it into two queries: first the {keyword}, "
+        f"then the query that calls {call_names}.")

@@ -1,0 +1,130 @@
+"""The evaluator registry: what extension functions exist and how to compute them in bulk.
+
+The planner finds extension calls in a query, runs a probe that returns the distinct
+argument tuples, and hands them to the matching `Extension.evaluate` in one call.
+Evaluators know their own stores; they never see the wire or a concrete backend.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable, Iterable, Sequence
+
+from proxy.errors import argument_error
+
+
+class ArgKind(Enum):
+    """How the planner must pass one argument to an evaluator."""
+
+    #: `n.channel`: a property access on a node variable, passed as `PropertyRef`.
+    #: The property need not exist in the database (a timeseries channel does not).
+    PROPERTY = "property"
+    #: A node variable, passed as `NodeRef`.
+    NODE = "node"
+    #: Any expression; the database evaluates it and the value is passed as is.
+    VALUE = "value"
+    #: A node (passed as `NodeRef`) or any other value (passed as is).
+    NODE_OR_VALUE = "node_or_value"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """A node as an evaluator sees it: ids, labels and the properties it asked for."""
+
+    id: int
+    element_id: str
+    labels: tuple[str, ...]
+    properties: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyRef:
+    """`node.key` written as an extension argument."""
+
+    node: NodeRef
+    key: str
+
+
+@dataclass(frozen=True)
+class Extension:
+    """One extension function.
+
+    `evaluate(rows)` gets every distinct argument tuple a query needs (one tuple per
+    row, already converted per `arg_kinds`) and returns one value per tuple, in order.
+    It raises `CypherError` (usually ArgumentError) with a message that teaches.
+    """
+
+    name: str
+    arg_kinds: tuple[ArgKind, ...]
+    min_args: int
+    evaluate: Callable[[Sequence[tuple]], Sequence[Any]]
+    #: Node properties the probe must fetch for NODE / PROPERTY / NODE_OR_VALUE args.
+    node_properties: tuple[str, ...] = ()
+    #: One-line signature shown by describe() and in arity errors.
+    signature: str = ""
+    #: Cost hint: rows above which the planner runs `evaluate` off the event loop.
+    offload_above: int = 2_000
+
+    @property
+    def max_args(self) -> int:
+        return len(self.arg_kinds)
+
+    def check_arity(self, n: int) -> None:
+        if not self.min_args <= n <= self.max_args:
+            expected = (str(self.min_args) if self.min_args == self.max_args
+                        else f"{self.min_args} to {self.max_args}")
+            raise argument_error(
+                f"{self.name}() takes {expected} arguments, got {n}. Usage: {self.signature or self.name}")
+
+
+@dataclass(frozen=True)
+class Procedure:
+    """An algorithm extension: `CALL name({params}) YIELD node, score ...`.
+
+    The planner checks the parameter names, runs `graph_query(params, node_id)` (read-only
+    Cypher; `node_id` is a template such as 'id({})' the query must use for node identities),
+    hands its rows to `evaluate(params, rows)`, which returns `{node identity: (other yield
+    values, in `yields` order)}`, and rewrites the CALL into a scan of the nodes that got a row.
+    """
+
+    name: str
+    #: Accepted parameter names and their defaults.
+    parameters: dict[str, Any]
+    #: Output columns; the first one is the node.
+    yields: tuple[str, ...]
+    graph_query: Callable[[dict[str, Any], str], str]
+    evaluate: Callable[[dict[str, Any], Sequence[Sequence[Any]]], dict[Any, tuple]]
+    signature: str = ""
+    offload_above: int = 2_000
+
+
+class Registry:
+    """Extensions (and algorithm procedures) by lower-case name."""
+
+    def __init__(self, extensions: Iterable[Extension | Procedure] = ()):
+        self._by_name: dict[str, Extension] = {}
+        self._procedures: dict[str, Procedure] = {}
+        for ext in extensions:
+            self.add(ext)
+
+    def add(self, ext: Extension | Procedure) -> None:
+        if isinstance(ext, Procedure):
+            self._procedures[ext.name.lower()] = ext
+        else:
+            self._by_name[ext.name.lower()] = ext
+
+    def procedure(self, name: str) -> Procedure | None:
+        return self._procedures.get(name.lower())
+
+    def procedures(self) -> list[Procedure]:
+        return list(self._procedures.values())
+
+    def get(self, name: str) -> Extension | None:
+        return self._by_name.get(name.lower())
+
+    def __contains__(self, name: str) -> bool:
+        return name.lower() in self._by_name
+
+    def __iter__(self):
+        return iter(self._by_name.values())

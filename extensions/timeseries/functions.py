@@ -1,0 +1,178 @@
+"""The `ts_*` extension functions: argument handling around the store's vectorised kernels.
+
+`evaluate(rows)` receives every distinct argument tuple of a query. Rows are grouped by
+(label, channel); each group resolves its distinct date arguments once, maps node keys to
+series with one index lookup, and computes all its values in one numpy pass.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import partial
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from extensions.registry import ArgKind, Extension, PropertyRef
+from proxy.errors import argument_error
+
+from .dates import period_starts, resolve_range, resolve_single
+from .store import OPEN_HIGH, OPEN_LOW, LoadedSeries, TimeseriesStore, canonical_key
+
+_RANGE_ARGS = (ArgKind.PROPERTY, ArgKind.VALUE, ArgKind.VALUE)
+
+
+def _floats(values: np.ndarray) -> list:
+    return [None if v != v else v for v in values.tolist()]
+
+
+def _range_sum(series, channel, idx, a, b):
+    return series.sum_count(channel, idx, a, b)[0].tolist()
+
+
+def _range_count(series, channel, idx, a, b):
+    return series.sum_count(channel, idx, a, b)[1].tolist()
+
+
+def _range_avg(series, channel, idx, a, b):
+    total, count = series.sum_count(channel, idx, a, b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return _floats(np.where(count > 0, total / np.maximum(count, 1), np.nan))
+
+
+def _range_series(series: LoadedSeries, channel, idx, a, b):
+    values = series.channel(channel).values
+    starts: dict[int, Any] = {}
+    out = []
+    for lo, hi in zip(a.tolist(), b.tolist()):
+        vals, periods = values[lo:hi], series.times[lo:hi]
+        keep = ~np.isnan(vals)
+        vals, periods = vals[keep].tolist(), periods[keep].tolist()
+        new = [p for p in periods if p not in starts]
+        if new:
+            starts.update(zip(new, period_starts(series.meta.resolution, np.array(new))))
+        out.append([{"time": starts[p], "value": v} for p, v in zip(periods, vals)])
+    return out
+
+
+_RANGE_KERNELS: dict[str, Callable] = {
+    "ts_sum": _range_sum,
+    "ts_avg": _range_avg,
+    "ts_count": _range_count,
+    "ts_min": lambda s, c, i, a, b: _floats(s.reduce(np.fmin, c, a, b)),
+    "ts_max": lambda s, c, i, a, b: _floats(s.reduce(np.fmax, c, a, b)),
+    "ts_series": _range_series,
+}
+
+
+_ABSENT = object()  # an optional argument the call did not write
+
+
+def _distinct(values: list) -> tuple[np.ndarray, list]:
+    """Factorise a column of argument values: codes per row (-1 for null) and the distinct values."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    codes, uniques = pd.factorize(array)
+    return codes, list(uniques)
+
+
+def _per_row(values: list, resolve: Callable[[Any], tuple[int, ...]], null: tuple[int, ...]) -> np.ndarray:
+    """Resolve each distinct value once; returns one row of `resolve`'s ints per value (`null` for null)."""
+    codes, uniques = _distinct(values)
+    return np.array([null, *(resolve(u) for u in uniques)], dtype=np.int64)[codes + 1]
+
+
+def _open(first: int | None, last: int | None) -> tuple[int, int]:
+    return OPEN_LOW if first is None else first, OPEN_HIGH if last is None else last
+
+
+class _Evaluator:
+    """Groups argument rows by (label, channel) and dispatches each group to one kernel."""
+
+    def __init__(self, store: TimeseriesStore):
+        self.store = store
+
+    def evaluate(self, name: str, rows: Sequence[tuple]) -> list:
+        results: list = [None] * len(rows)
+        by_ref: dict[tuple[tuple[str, ...], str], list[int]] = defaultdict(list)
+        for i, row in enumerate(rows):
+            ref = row[0] if row else None
+            if ref is None:
+                continue
+            if not isinstance(ref, PropertyRef):
+                raise argument_error(f"{name}() expects a node's channel as its first argument, like "
+                                     f"{name}(n.channel, ...); got {ref!r}")
+            by_ref[(ref.node.labels, ref.key)].append(i)
+        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for (labels, channel), indices in by_ref.items():
+            label = next((lb for lb in labels if self.store.has(lb)), None)
+            if label is not None:
+                groups[(label, channel)].extend(indices)
+        for (label, channel), indices in groups.items():
+            try:
+                series = self.store.series(label)
+            except KeyError:  # removed since has(): no series, so null
+                continue
+            found, values = self._evaluate_group(name, series, channel, [rows[i] for i in indices])
+            for i, value in zip(found.tolist(), values):
+                results[indices[i]] = value
+        return results
+
+    def _evaluate_group(self, name: str, series: LoadedSeries, channel: str, rows: list[tuple]):
+        """(positions in `rows` that have a series, their values) for one (label, channel)."""
+        meta = series.meta
+        if channel not in meta.channels:
+            raise argument_error(f"Unknown channel '{channel}' on {meta.label}. "
+                                 f"Available: {', '.join(meta.channels)}")
+        codes, uniques = _distinct([row[0].node.properties.get(meta.key_property) for row in rows])
+        idx = np.append(series.lookup([canonical_key(u) for u in uniques]), -1)[codes]
+        where = f"{meta.label}.{channel}"
+        if name in _RANGE_KERNELS:
+            first, last = self._range_bounds(rows, meta.resolution, where)
+            found = np.flatnonzero(idx >= 0)
+            a, b = series.bounds(idx[found], first[found], last[found])
+            return found, _RANGE_KERNELS[name](series, channel, idx[found], a, b)
+        if name in ("ts_first", "ts_last"):
+            found = np.flatnonzero(idx >= 0)
+            return found, _floats(series.first_last(channel, idx[found], last=name == "ts_last"))
+        def period(value):
+            return _open(resolve_single(value, meta.resolution, where=where), None)[:1]
+
+        columns = [_per_row([row[j] if j < len(row) else None for row in rows], period, (OPEN_LOW,))[:, 0]
+                   for j in range(1, 2 + (name == "ts_delta"))]
+        found = np.flatnonzero((idx >= 0) & np.logical_and.reduce([c != OPEN_LOW for c in columns]))
+        values = [series.at(channel, idx[found], column[found]) for column in columns]
+        return found, _floats(values[0] if name == "ts_at" else values[1] - values[0])
+
+    @staticmethod
+    def _range_bounds(rows: list[tuple], resolution: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """Inclusive period bounds per row (OPEN_LOW/OPEN_HIGH when open), each distinct date parsed once.
+
+        One date argument means that whole period; with two, the range runs from the first
+        period of the start to the last period of the end.
+        """
+        def periods(value):
+            return _open(None, None) if value is _ABSENT else _open(*resolve_range((value,), resolution, where=where))
+
+        starts = _per_row([row[1] if len(row) > 1 else _ABSENT for row in rows], periods, _open(None, None))
+        ends = _per_row([row[2] if len(row) > 2 else _ABSENT for row in rows], periods, _open(None, None))
+        one_arg = np.array([len(row) < 3 for row in rows])
+        return starts[:, 0], np.where(one_arg, starts[:, 1], ends[:, 1])
+
+
+def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:
+    """The `ts_*` extensions over `store` (node_properties: the key properties of its labels)."""
+    evaluator = _Evaluator(store)
+    key_properties = tuple(sorted({store.meta(label).key_property for label in store.labels()}))
+    specs = [
+        *((name, _RANGE_ARGS, 1, f"{name}(n.channel, start?, end?)")
+          for name in ("ts_sum", "ts_avg", "ts_min", "ts_max", "ts_count", "ts_series")),
+        ("ts_first", (ArgKind.PROPERTY,), 1, "ts_first(n.channel)"),
+        ("ts_last", (ArgKind.PROPERTY,), 1, "ts_last(n.channel)"),
+        ("ts_at", (ArgKind.PROPERTY, ArgKind.VALUE), 2, "ts_at(n.channel, date)"),
+        ("ts_delta", _RANGE_ARGS, 3, "ts_delta(n.channel, from, to)"),
+    ]
+    return [Extension(name=name, arg_kinds=kinds, min_args=min_args, evaluate=partial(evaluator.evaluate, name),
+                      node_properties=key_properties, signature=signature)
+            for name, kinds, min_args, signature in specs]

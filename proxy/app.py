@@ -1,0 +1,98 @@
+"""Assembles the server: backend, planner, Bolt listener; runs until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import ssl
+
+from proxy.backends.base import Backend, TxConfig
+from proxy.bolt.server import start_bolt_server
+from proxy.config import Config
+from proxy.session import PassThroughPlanner, Planner, Session
+
+log = logging.getLogger("cypher_proxy")
+
+
+def create_backend(config: Config) -> Backend:
+    if config.backend == "neo4j":
+        from proxy.backends.neo4j import Neo4jBackend
+        return Neo4jBackend(config.upstream)
+    from proxy.backends.falkordb import FalkorDBBackend
+    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password)
+
+
+def create_planner(config: Config, backend: Backend) -> Planner:
+    return PassThroughPlanner()
+
+
+def _ssl_context(config: Config) -> ssl.SSLContext | None:
+    if not config.tls_cert:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(config.tls_cert, config.tls_key)
+    return context
+
+
+async def _load_demo(config: Config, backend: Backend) -> None:
+    """Load the Sodir sample graph into the data directory, once."""
+    marker = config.data_dir / "demo-loaded"
+    if marker.exists():
+        log.info("demo graph already loaded in %s", config.data_dir)
+        return
+    from proxy.demo.loader import load_demo
+    credentials = await backend.authenticate(
+        {"scheme": "basic", "principal": config.user, "credentials": config.password})
+
+    async def run(query: str, params: dict) -> None:
+        result = await backend.run(query, params, TxConfig(), credentials)
+        await result.consume()
+
+    counts = await load_demo(run, config.data_dir / "timeseries", progress=lambda line: log.info("%s", line))
+    marker.write_text(f"{counts}\n")
+
+
+def _print_demo_help(uri: str, config: Config) -> None:
+    print(f"""
+Sodir demo graph (contains data under the Norwegian licence for Open Government data (NLOD)
+distributed by the Norwegian Offshore Directorate).
+
+  URI:       {uri}
+  user:      {config.user}
+  password:  {config.password}
+
+  Try:  MATCH (f:Field {{title: 'TROLL'}})<-[:OF_FIELD]-(p:ProductionProfile)
+        RETURN f.title, ts_avg(p.prd_oe_net, 2020) AS avg_2020
+""", flush=True)
+
+
+async def serve(config: Config, *, demo: bool = False) -> None:
+    """Run the proxy until SIGTERM/SIGINT; stops everything it started."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    backend = create_backend(config)
+    await backend.start()
+    try:
+        if demo:
+            await _load_demo(config, backend)
+        planner = create_planner(config, backend)
+        tls = _ssl_context(config)
+        server = await start_bolt_server(config.bolt_host, config.bolt_port,
+                                         lambda: Session(backend, planner), ssl_context=tls)
+        host, port = server.sockets[0].getsockname()[:2]
+        uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
+        if demo:
+            _print_demo_help(uri, config)
+        if config.backend == "falkordb":
+            log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
+        log.info("ready: %s", uri)
+        print(f"ready: {uri}", flush=True)
+        await stop.wait()
+        log.info("shutting down")
+        server.close()
+    finally:
+        await backend.stop()

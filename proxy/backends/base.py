@@ -1,0 +1,132 @@
+"""The one interface every graph database backend implements.
+
+The session layer and the planner talk only to these classes; `falkordb.py` and
+`neo4j.py` are the two real implementations. A `Result` streams: `fetch(n)` pulls at
+most `n` records from the database so the wire can apply backpressure.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+STAT_KEYS = (
+    "nodes-created", "nodes-deleted", "relationships-created", "relationships-deleted",
+    "properties-set", "labels-added", "labels-removed", "indexes-added", "indexes-removed",
+    "constraints-added", "constraints-removed", "system-updates",
+)
+
+
+@dataclass(slots=True)
+class TxConfig:
+    """What a client asks of a transaction (Bolt BEGIN/RUN extra, HTTP body)."""
+
+    database: str | None = None
+    bookmarks: tuple[str, ...] = ()
+    mode: str = "w"                       # "r" or "w"
+    timeout: float | None = None          # seconds
+    metadata: dict[str, Any] | None = None
+    imp_user: str | None = None
+
+
+@dataclass(slots=True)
+class Summary:
+    """What is known once a result is fully consumed (Bolt's final PULL/DISCARD SUCCESS)."""
+
+    database: str
+    query_type: str = "r"                 # "r", "w", "rw" or "s"
+    stats: dict[str, int] = field(default_factory=dict)   # only non-zero STAT_KEYS
+    bookmark: str | None = None           # auto-commit results only
+    plan: dict[str, Any] | None = None
+    profile: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def contains_updates(self) -> bool:
+        return any(v for k, v in self.stats.items() if k != "system-updates")
+
+
+class Result(ABC):
+    """A running query's records, pulled in batches."""
+
+    keys: list[str]
+
+    @abstractmethod
+    async def fetch(self, n: int) -> list[list[Any]]:
+        """Up to `n` more records (`n < 0`: all that are left); an empty list once exhausted."""
+
+    @abstractmethod
+    async def consume(self) -> Summary:
+        """Discard what is left and return the summary. Safe to call more than once."""
+
+
+class Transaction(ABC):
+    """An explicit transaction: statements run in it see each other's writes."""
+
+    @abstractmethod
+    async def run(self, query: str, params: dict[str, Any]) -> Result: ...
+
+    @abstractmethod
+    async def commit(self) -> str | None:
+        """Commit; returns the bookmark."""
+
+    @abstractmethod
+    async def rollback(self) -> None: ...
+
+
+class Backend(ABC):
+    """A graph database the proxy forwards standard Cypher to."""
+
+    #: "falkordb" or "neo4j": the planner picks dialect bridges and binding forms by it.
+    kind: str
+    #: Name reported as the home / default database.
+    default_database: str = "neo4j"
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Connect (and for the embedded database, launch it). Idempotent."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Disconnect and stop anything `start` launched."""
+
+    @abstractmethod
+    async def authenticate(self, auth: dict[str, Any]) -> Any:
+        """Check a Bolt auth token (`scheme`, `principal`, `credentials`).
+
+        Returns an opaque credential handle passed back to `run`/`begin`, or raises
+        `CypherError` with `Neo.ClientError.Security.Unauthorized`.
+        """
+
+    @abstractmethod
+    async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
+        """Run one auto-commit query."""
+
+    @abstractmethod
+    async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
+        """Open an explicit transaction."""
+
+    async def databases(self, credentials: Any) -> list[str]:
+        """Names of the databases a client may select (for SHOW DATABASES and routing)."""
+        return [self.default_database]
+
+
+class ListResult(Result):
+    """A result whose records are already in memory (virtual procedures, small local answers)."""
+
+    def __init__(self, keys: list[str], records: list[list[Any]], summary: Summary):
+        self.keys = keys
+        self._records = records
+        self._pos = 0
+        self._summary = summary
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        end = len(self._records) if n < 0 else min(len(self._records), self._pos + n)
+        batch = self._records[self._pos:end]
+        self._pos = end
+        return batch
+
+    async def consume(self) -> Summary:
+        self._pos = len(self._records)
+        return self._summary

@@ -1,0 +1,315 @@
+"""FalkorDB's RESP dialect <-> the proxy's value model.
+
+Outbound: parameters become FalkorDB's `CYPHER name=literal ...` query header. Only literals
+are accepted there (no function calls, no expressions: `date('..')`, `point({..})`, `0.0/0.0`
+all fail), so temporal, point, NaN and bytes parameters are rejected with an error that says
+how to pass them instead. Strings escape only `\\` and `'`: FalkorDB does not interpret `\\uXXXX`,
+so other characters travel as raw UTF-8; NUL cannot travel at all.
+
+Inbound: the `--compact` reply (`[type, value]` cells, labels / types / property keys as schema
+ids) becomes `proxy.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits.
+Temporals arrive as whole epoch seconds (sub-second precision is lost by the server); local
+date-times are returned naive (the falkordb client wrongly makes them UTC-aware). Also here:
+statistics lines, EXPLAIN/PROFILE plans, and server error messages -> Neo4j error codes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from typing import Any
+
+from neo4j.time import Date, DateTime, Duration, Time
+
+from proxy.errors import CypherError, database_error, syntax_error
+from proxy.values import Node, Path, Point, Relationship, WGS84Point
+
+TYPE_ERROR = "Neo.ClientError.Statement.TypeError"
+
+# ---------------------------------------------------------------- parameters -> header
+
+
+def encode_params(params: dict[str, Any] | None) -> str:
+    """`CYPHER a=1 b='x' ` (with the trailing space), or "" when there are no parameters."""
+    if not params:
+        return ""
+    parts = [f"{_quote_name(name, name)}={to_literal(value, name)}" for name, value in params.items()]
+    return "CYPHER " + " ".join(parts) + " "
+
+
+def to_literal(value: Any, name: str = "p") -> str:
+    """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            raise _param_error(name, "NaN", "FalkorDB's parameter syntax has no NaN; compute it in the "
+                               "query instead, e.g. 0.0/0.0")
+        if math.isinf(value):
+            return "1e999" if value > 0 else "-1e999"
+        return repr(value)
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise _param_error(name, "a string containing the NUL character",
+                               "FalkorDB strings cannot hold U+0000")
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, (list, tuple)) and not isinstance(value, (Point, Duration)):  # both are tuples
+        return "[" + ",".join(to_literal(v, name) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_quote_name(str(k), name)}:{to_literal(v, name)}"
+                              for k, v in value.items()) + "}"
+    raise _unsupported(value, name)
+
+
+def _quote_name(key: str, param: str) -> str:
+    if "`" in key or "\x00" in key:
+        raise _param_error(param, f"the map key or name {key!r}",
+                           "FalkorDB cannot quote names containing a backtick or NUL")
+    return f"`{key}`"
+
+
+def _unsupported(value: Any, name: str) -> CypherError:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _param_error(name, "a byte array", "FalkorDB has no byte array type; "
+                            "send it as a list of integers or a base64 string")
+    if isinstance(value, Point):
+        return _param_error(name, "a point", "pass {latitude: .., longitude: ..} as a map and "
+                            f"build it in the query: point(${name})")
+    if isinstance(value, (Date, _dt.date, DateTime, Time, _dt.time, Duration, _dt.timedelta)):
+        kind = type(value).__name__
+        return _param_error(name, f"a {kind}", "FalkorDB accepts no temporal parameters; pass an "
+                            f"ISO 8601 string and convert it in the query, e.g. date(${name}), "
+                            f"localdatetime(${name}), localtime(${name}) or duration(${name})")
+    return _param_error(name, f"a {type(value).__name__}", "FalkorDB parameters are null, booleans, "
+                        "numbers, strings, lists and maps")
+
+
+def _param_error(name: str, what: str, advice: str) -> CypherError:
+    return CypherError(TYPE_ERROR, f"Parameter ${name} is {what}, which FalkorDB cannot take as a "
+                                   f"parameter: {advice}.")
+
+# ---------------------------------------------------------------- compact reply -> values
+
+
+class SchemaMiss(Exception):
+    """A label, type or property id is newer than the cached schema: refresh and decode again."""
+
+
+class Schema:
+    """One graph's id -> name tables (labels, relationship types, property keys)."""
+
+    def __init__(self, labels: list[str] = (), types: list[str] = (), keys: list[str] = ()):
+        self.labels, self.types, self.keys = list(labels), list(types), list(keys)
+
+    def name(self, table: list[str], idx: int) -> str:
+        try:
+            return table[idx]
+        except IndexError:
+            raise SchemaMiss(idx) from None
+
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_EPOCH_ORDINAL = _EPOCH.toordinal()
+
+
+def decode_row(row: list, schema: Schema) -> list[Any]:
+    return [decode(cell, schema) for cell in row]
+
+
+def decode(cell: list, schema: Schema) -> Any:
+    """One `[type, value]` cell of a compact reply."""
+    kind, raw = cell
+    if kind == 2:
+        return raw.decode("utf-8", "replace")
+    if kind in (3, 1):
+        return raw
+    return _DECODERS[kind](raw, schema)
+
+
+def _node(raw: list, schema: Schema) -> Node:
+    node_id, label_ids, props = raw
+    return Node(node_id, [schema.name(schema.labels, i) for i in label_ids],
+                _props(props, schema), str(node_id))
+
+
+def _edge(raw: list, schema: Schema) -> Relationship:
+    edge_id, type_id, src, dst, props = raw
+    return Relationship(edge_id, src, dst, schema.name(schema.types, type_id), _props(props, schema),
+                        str(edge_id), str(src), str(dst))
+
+
+def _props(props: list, schema: Schema) -> dict[str, Any]:
+    return {schema.name(schema.keys, key): decode((kind, raw), schema) for key, kind, raw in props}
+
+
+def _map(raw: list, schema: Schema) -> dict[str, Any]:
+    return {raw[i].decode("utf-8", "replace"): decode(raw[i + 1], schema) for i in range(0, len(raw), 2)}
+
+
+def _date(raw: int, schema: Schema) -> Date:
+    return Date.from_ordinal(_EPOCH_ORDINAL + raw // 86400)
+
+
+def _local_datetime(raw: int, schema: Schema) -> DateTime:
+    return DateTime.from_native(_EPOCH + _dt.timedelta(seconds=raw))
+
+
+def _local_time(raw: int, schema: Schema) -> Time:
+    hours, rest = divmod(raw % 86400, 3600)
+    return Time(hours, *divmod(rest, 60))
+
+
+def _duration(raw: int, schema: Schema) -> Duration:
+    """FalkorDB stores a duration as seconds after 1970-01-01 of "epoch + duration"; reading the
+    calendar components back the same way gives what its own `toString()` shows (P1Y2M3DT5S)."""
+    if raw < 0:
+        days = int(raw / 86400)            # FalkorDB counts a day as 86,400 s; truncate toward 0
+        return Duration(days=days, seconds=raw - days * 86400)
+    moment = _EPOCH + _dt.timedelta(seconds=raw)
+    return Duration(months=(moment.year - 1970) * 12 + moment.month - 1, days=moment.day - 1,
+                    seconds=moment.hour * 3600 + moment.minute * 60 + moment.second)
+
+
+_DECODERS = {
+    4: lambda raw, schema: raw == b"true",
+    5: lambda raw, schema: float(raw),
+    6: lambda raw, schema: [decode(c, schema) for c in raw],
+    7: _edge,
+    8: _node,
+    9: lambda raw, schema: Path(decode(raw[0], schema), decode(raw[1], schema)),
+    10: _map,
+    11: lambda raw, schema: WGS84Point((float(raw[1]), float(raw[0]))),
+    12: lambda raw, schema: [float(v) for v in raw],
+    13: _local_datetime,
+    14: _date,
+    15: _local_time,
+    16: _duration,
+}
+
+# ---------------------------------------------------------------- statistics
+
+
+_STAT_NAMES = {
+    "Nodes created": "nodes-created", "Nodes deleted": "nodes-deleted",
+    "Relationships created": "relationships-created", "Relationships deleted": "relationships-deleted",
+    "Properties set": "properties-set", "Properties removed": "properties-set",
+    "Labels added": "labels-added", "Labels removed": "labels-removed",
+    "Indices created": "indexes-added", "Indices deleted": "indexes-removed",
+    "Constraints created": "constraints-added", "Constraints deleted": "constraints-removed",
+}
+
+
+def parse_stats(lines: list[bytes]) -> dict[str, int]:
+    """FalkorDB's "Nodes created: 1" lines -> Bolt statistics (only non-zero keys)."""
+    stats: dict[str, int] = {}
+    for line in lines:
+        name, _, value = line.decode().partition(": ")
+        key = _STAT_NAMES.get(name)
+        if key and value:
+            stats[key] = stats.get(key, 0) + int(float(value.split()[0]))
+    return {k: v for k, v in stats.items() if v}
+
+# ---------------------------------------------------------------- plans
+
+
+#: Plan operators that change data; schema operators contain "Index" or "Constraint".
+WRITE_OPERATORS = frozenset({"Create", "Merge", "MergeCreate", "Update", "Delete"})
+_IDENTIFIER = re.compile(r"[(\[]([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def parse_plan(reply: list[bytes] | bytes, *, profile: bool = False) -> dict[str, Any]:
+    """GRAPH.EXPLAIN / GRAPH.PROFILE text (one operator per line, indented 4 per level) ->
+    Neo4j's plan shape `{operatorType, identifiers, arguments, children}`."""
+    lines = [reply] if isinstance(reply, bytes) else reply
+    root: dict[str, Any] | None = None
+    stack: list[tuple[int, dict[str, Any]]] = []
+    for raw in lines:
+        line = raw.decode()
+        depth = (len(line) - len(line.lstrip(" "))) // 4
+        op = _operator(line.strip(), profile)
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            stack[-1][1]["children"].append(op)
+        else:
+            root = op
+        stack.append((depth, op))
+    return root or _operator("Results", profile)
+
+
+def _operator(text: str, profile: bool) -> dict[str, Any]:
+    name, *details = [part.strip() for part in text.split(" | ")]
+    op: dict[str, Any] = {"operatorType": name, "identifiers": [], "arguments": {}, "children": []}
+    if profile and details and details[-1].startswith("Records produced"):
+        counters = dict(item.split(": ") for item in details.pop().split(", "))
+        op["rows"] = int(counters.get("Records produced", 0))
+        op["dbHits"] = 0
+        op["time"] = int(float(counters.get("Execution time", "0").split()[0]) * 1_000_000)   # ns
+        op["arguments"].update({"Rows": op["rows"], "DbHits": 0, "Time": op["time"]})
+    if details:
+        op["arguments"]["Details"] = " | ".join(details)
+        op["identifiers"] = list(dict.fromkeys(_IDENTIFIER.findall(details[0])))
+    return op
+
+
+def plan_query_type(plan: dict[str, Any]) -> str:
+    """Neo4j's query type for a plan: "s" schema, "w"/"rw" when it writes, else "r"."""
+    names = set(_operator_names(plan))
+    if any("Index" in n or "Constraint" in n for n in names):
+        return "s"
+    if names & WRITE_OPERATORS:
+        return "rw" if plan["operatorType"] == "Results" else "w"
+    return "r"
+
+
+def _operator_names(plan: dict[str, Any]):
+    yield plan["operatorType"]
+    for child in plan["children"]:
+        yield from _operator_names(child)
+
+# ---------------------------------------------------------------- errors
+
+
+def error_from_reply(message: str) -> CypherError:
+    """A FalkorDB error message -> the `CypherError` Neo4j would report for the same problem."""
+    text = message.strip()
+    if text.startswith("errMsg:") or text.startswith("Invalid input"):
+        return syntax_error(_tidy_syntax(text))
+    if text.endswith(" not defined"):                        # "'x' not defined"
+        return syntax_error(f"Variable `{text[:-12].strip(chr(39))}` not defined")
+    if text.startswith("Unknown function"):
+        return syntax_error(f"{text} (this function is not available in FalkorDB)")
+    if text.startswith("Missing parameters"):
+        return CypherError("Neo.ClientError.Statement.ParameterMissing",
+                           "Expected parameter(s) that were not supplied (FalkorDB: Missing parameters).")
+    if text.startswith("Query timed out"):
+        return CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
+                           "The transaction has been terminated: the query exceeded its timeout "
+                           f"({text}).")
+    if text.startswith("Type mismatch") or text.startswith("Failed to parse"):
+        return CypherError(TYPE_ERROR, text)
+    if "executed only on read-only queries" in text:
+        return CypherError("Neo.ClientError.Statement.AccessMode",
+                           "Writing in read access mode not allowed.")
+    if text.startswith("Division by zero"):
+        return CypherError("Neo.ClientError.Statement.ArithmeticError", "/ by zero")
+    return database_error(text)
+
+
+def _tidy_syntax(text: str) -> str:
+    """`errMsg: X line: 1, column: 9, offset: 8 errCtx: Q errCtxOffset: 8` -> Neo4j's layout:
+    the message with its position, then the offending line and a caret under the column."""
+    match = re.match(r"errMsg: (.*?) line: (\d+), column: (\d+), offset: (\d+) errCtx: (.*) "
+                     r"errCtxOffset: (\d+)$", text, re.S)
+    if not match:
+        return text
+    msg, line, column, offset, ctx, ctx_offset = match.groups()
+    return (f"{msg} (line {line}, column {column} (offset: {offset}))\n"
+            f"\"{ctx}\"\n{' ' * (int(ctx_offset) + 1)}^")

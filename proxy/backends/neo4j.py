@@ -1,0 +1,304 @@
+"""The Neo4j backend: Cypher goes to a Neo4j server, cluster or Aura through the official async driver.
+
+The proxy holds one driver with no credentials of its own. Each client's auth token is passed
+as session-level auth (Bolt 5.1+ re-authentication), so the upstream decides who may read
+what and the proxy stores no passwords. Records are pulled lazily, in the driver's
+`fetch_size` batches, and converted to the proxy's value model (`proxy.values`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from neo4j import (
+    READ_ACCESS, WRITE_ACCESS, AsyncGraphDatabase, AsyncResult, AsyncSession, AsyncTransaction, Auth,
+    Bookmarks, Query, ResultSummary,
+)
+from neo4j import graph
+from neo4j.exceptions import DriverError, Neo4jError, ResultConsumedError, ServiceUnavailable, SessionExpired
+
+from proxy import values
+from proxy.backends.base import STAT_KEYS, Backend, Result, Summary, Transaction, TxConfig
+from proxy.errors import CypherError
+
+log = logging.getLogger(__name__)
+
+DATABASE_UNAVAILABLE = "Neo.TransientError.General.DatabaseUnavailable"
+_SECURITY = "Neo.ClientError.Security."
+_UNKNOWN_GQL_STATUS = "50N42"      # what the driver fills in when the server sent no GQLSTATUS
+_COUNTER_ATTRIBUTES = {key: key.replace("-", "_") for key in STAT_KEYS}
+_PLAIN = frozenset({type(None), bool, int, float, str, bytes, bytearray})
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+def to_cypher_error(error: Exception, uri: str) -> CypherError:
+    """The `CypherError` a client sees for a driver exception: the upstream's own code and message."""
+    if isinstance(error, Neo4jError):
+        return _from_neo4j_error(error)
+    if isinstance(error.__cause__, Neo4jError):     # e.g. "Transaction failed" wrapping the statement's error
+        return _from_neo4j_error(error.__cause__)
+    if isinstance(error, (ServiceUnavailable, SessionExpired)):
+        return CypherError(DATABASE_UNAVAILABLE, f"Cannot reach the upstream Neo4j at {uri}: {error}")
+    return CypherError(DATABASE_UNAVAILABLE, f"The connection to the upstream Neo4j at {uri} failed: {error}")
+
+
+def _from_neo4j_error(error: Neo4jError) -> CypherError:
+    code = error.code or "Neo.DatabaseError.General.UnknownError"
+    message = error.message or str(error)
+    with warnings.catch_warnings():                 # the driver marks the GQL accessors as a preview
+        warnings.simplefilter("ignore")
+        status, description = error.gql_status, error.gql_status_description
+    if status == _UNKNOWN_GQL_STATUS:               # a pre-5.7 server: let CypherError derive them from the code
+        return CypherError(code, message)
+    return CypherError(code, message, gql_status=status, description=description.removesuffix(f". {message}"))
+
+
+@contextlib.contextmanager
+def upstream_errors(uri: str) -> Iterator[None]:
+    """Re-raise driver exceptions raised inside the block as `CypherError`s."""
+    try:
+        yield
+    except (Neo4jError, DriverError) as error:
+        raise to_cypher_error(error, uri) from error
+
+
+async def _close_quietly(session: AsyncSession) -> None:
+    with contextlib.suppress(Neo4jError, DriverError):
+        await session.close()
+
+
+# --- values and summaries -------------------------------------------------------------------
+
+def to_proxy_value(value: Any) -> Any:
+    """A driver value in the proxy's value model.
+
+    Graph entities become `proxy.values` dataclasses; temporal and spatial values are
+    already the model's types and pass through, as do scalars. Lists and maps recurse.
+    """
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, list):
+        return [to_proxy_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: to_proxy_value(item) for key, item in value.items()}
+    if isinstance(value, graph.Node):
+        return _node(value)
+    if isinstance(value, graph.Relationship):
+        return _relationship(value)
+    if isinstance(value, graph.Path):
+        return values.Path([_node(n) for n in value.nodes], [_relationship(r) for r in value.relationships])
+    return value
+
+
+# `Entity.id` warns that it is deprecated on every read; Bolt still carries the legacy id, so read it quietly.
+def _node(node: graph.Node) -> values.Node:
+    # The driver keeps labels as a frozenset: sort them so the proxy's output is deterministic.
+    return values.Node(node._id, sorted(node.labels), dict(node.items()), node.element_id)
+
+
+def _relationship(rel: graph.Relationship) -> values.Relationship:
+    start, end = rel.start_node, rel.end_node
+    return values.Relationship(rel._id, start._id, end._id, rel.type, dict(rel.items()), rel.element_id,
+                               start.element_id, end.element_id)
+
+
+def to_summary(summary: ResultSummary, database: str, bookmark: str | None = None) -> Summary:
+    """The proxy's `Summary` of a driver `ResultSummary`; `database` is used when the server named none."""
+    stats = {key: count for key, attribute in _COUNTER_ATTRIBUTES.items()
+             if (count := getattr(summary.counters, attribute))}
+    return Summary(
+        database=summary.database or database,
+        query_type=summary.query_type or "r",
+        stats=stats,
+        bookmark=bookmark,
+        plan=summary.plan,
+        profile=summary.profile,
+        notifications=list(summary.notifications or ()),
+    )
+
+
+async def _bookmark(session: AsyncSession) -> str | None:
+    raw = (await session.last_bookmarks()).raw_values
+    return min(raw) if raw else None
+
+
+# --- results and transactions ---------------------------------------------------------------
+
+class Neo4jResult(Result):
+    """A driver result, pulled `n` records at a time; owns its session when auto-commit."""
+
+    def __init__(self, result: AsyncResult, uri: str, database: str, session: AsyncSession | None = None):
+        self.keys = list(result.keys())
+        self._result = result
+        self._uri = uri
+        self._database = database
+        self._session = session
+        self._summary: Summary | None = None
+        self._error: CypherError | None = None
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        if self._error is not None:
+            raise self._error
+        if self._summary is not None:
+            return []
+        try:
+            records = [record async for record in self._result] if n < 0 else await self._result.fetch(n)
+        except (Neo4jError, DriverError) as error:
+            self._error = to_cypher_error(error, self._uri)
+            await self._close()
+            raise self._error from error
+        return [[to_proxy_value(value) for value in record] for record in records]
+
+    async def consume(self) -> Summary:
+        if self._error is not None:
+            raise self._error
+        if self._summary is None:
+            try:
+                with upstream_errors(self._uri):
+                    summary = await self._result.consume()
+                    bookmark = await _bookmark(self._session) if self._session else None
+                self._summary = to_summary(summary, self._database, bookmark)
+            except ResultConsumedError:
+                # The transaction ended (commit/rollback) before this result was consumed.
+                self._summary = Summary(database=self._database)
+            except CypherError as error:
+                self._error = error
+                raise
+            finally:
+                await self._close()
+        return self._summary
+
+    async def _close(self) -> None:
+        if self._session is not None:
+            await _close_quietly(self._session)
+            self._session = None
+
+
+class Neo4jTransaction(Transaction):
+    """An explicit transaction in its own driver session."""
+
+    def __init__(self, session: AsyncSession, tx: AsyncTransaction, uri: str, database: str):
+        self._session = session
+        self._tx = tx
+        self._uri = uri
+        self._database = database
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        with upstream_errors(self._uri):
+            result = await self._tx.run(query, params)
+        return Neo4jResult(result, self._uri, self._database)
+
+    async def commit(self) -> str | None:
+        try:
+            with upstream_errors(self._uri):
+                await self._tx.commit()
+                return await _bookmark(self._session)
+        finally:
+            await _close_quietly(self._session)
+
+    async def rollback(self) -> None:
+        try:
+            with upstream_errors(self._uri):
+                await self._tx.rollback()
+        finally:
+            await _close_quietly(self._session)
+
+
+# --- the backend ----------------------------------------------------------------------------
+
+class Neo4jBackend(Backend):
+    """Forwards every query to the Neo4j at `uri` (bolt://, neo4j://, bolt+s://, neo4j+s:// ...)."""
+
+    kind = "neo4j"
+
+    def __init__(self, uri: str):
+        self.uri = uri
+        self.default_database = "neo4j"
+        self._driver = None
+        self._default_known = False
+
+    async def start(self) -> None:
+        if self._driver is None:
+            self._driver = AsyncGraphDatabase.driver(self.uri, auth=None, user_agent="cypher-proxy")
+            await self._discover_default_database(None)
+
+    async def stop(self) -> None:
+        if self._driver is not None:
+            driver, self._driver = self._driver, None
+            await driver.close()
+
+    async def authenticate(self, auth: dict[str, Any]) -> Auth:
+        token = Auth(auth.get("scheme"), auth.get("principal"), auth.get("credentials"), auth.get("realm"),
+                     **(auth.get("parameters") or {}))
+        with upstream_errors(self.uri):
+            async with self._driver.session(auth=token, database="system") as session:
+                # The public `driver.verify_authentication()` turns the server's failure into False,
+                # losing the code a client needs (Unauthorized vs TokenExpired vs CredentialsExpired).
+                await session._verify_authentication()
+        await self._discover_default_database(token)
+        return token
+
+    async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
+        session = self._session(config, credentials)
+        try:
+            with upstream_errors(self.uri):
+                result = await session.run(Query(query, metadata=config.metadata, timeout=config.timeout), params)
+        except BaseException:
+            await _close_quietly(session)
+            raise
+        return Neo4jResult(result, self.uri, config.database or self.default_database, session)
+
+    async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
+        session = self._session(config, credentials)
+        try:
+            with upstream_errors(self.uri):
+                tx = await session.begin_transaction(metadata=config.metadata, timeout=config.timeout)
+        except BaseException:
+            await _close_quietly(session)
+            raise
+        return Neo4jTransaction(session, tx, self.uri, config.database or self.default_database)
+
+    async def databases(self, credentials: Any) -> list[str]:
+        try:
+            names = await self._system_column("SHOW DATABASES YIELD name", credentials)
+        except (Neo4jError, DriverError) as error:
+            log.debug("SHOW DATABASES on %s failed (%s); offering the default database only", self.uri, error)
+            names = []
+        # A cluster lists each database once per server hosting it.
+        return list(dict.fromkeys(names)) or [self.default_database]
+
+    def _session(self, config: TxConfig, credentials: Any) -> AsyncSession:
+        return self._driver.session(
+            database=config.database or None,
+            bookmarks=Bookmarks.from_raw_values(config.bookmarks),
+            default_access_mode=READ_ACCESS if config.mode == "r" else WRITE_ACCESS,
+            impersonated_user=config.imp_user,
+            auth=credentials,
+        )
+
+    async def _system_column(self, query: str, credentials: Auth | None) -> list[Any]:
+        async with self._driver.session(database="system", auth=credentials,
+                                        default_access_mode=READ_ACCESS) as session:
+            result = await session.run(query)
+            return [record[0] async for record in result]
+
+    async def _discover_default_database(self, credentials: Auth | None) -> None:
+        """Learn the upstream's default database once, as soon as some login is allowed to ask."""
+        if self._default_known:
+            return
+        try:
+            names = await self._system_column("SHOW DEFAULT DATABASE YIELD name", credentials)
+        except (Neo4jError, DriverError) as error:
+            log.info("Could not ask %s for its default database (%s); assuming %r",
+                     self.uri, error, self.default_database)
+            # Ask again after a later login only if this attempt was refused or could not connect.
+            self._default_known = isinstance(error, Neo4jError) and not (error.code or "").startswith(_SECURITY)
+            return
+        self._default_known = True
+        if names:
+            self.default_database = names[0]

@@ -1,0 +1,384 @@
+"""One Bolt connection after the handshake: the server state machine over a `Session`.
+
+Two tasks per connection. The reader frames messages and queues them; it sees a
+RESET the moment it arrives, cancels the work in progress and makes everything
+queued before the RESET answer IGNORED (RESET "jumps the queue"). The processor
+takes messages in order, acts on the session and writes the responses; it is the
+only writer. Results stream in batches with `drain()` between them, so a huge result
+never sits in the proxy's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from proxy.backends.base import Result
+from proxy.bolt import messages as m
+from proxy.bolt.chunking import MessageTooLarge, chunk, read_message
+from proxy.errors import CypherError, database_error, protocol_error
+from proxy.packstream import Packer, PackStreamError, unpack_message
+from proxy.session import Session
+
+log = logging.getLogger("proxy.bolt")
+
+BATCH = 1000                 # records fetched and written between two drain()s
+QUEUE_LIMIT = 10_000         # pipelined messages buffered before the reader waits
+CLOSE_TIMEOUT = 10.0         # seconds allowed for rolling back on close
+
+_connection_ids = itertools.count(1)
+
+
+class State(enum.Enum):
+    NEGOTIATION = "NEGOTIATION"          # handshake done, HELLO expected
+    AUTHENTICATION = "AUTHENTICATION"    # 5.1+: LOGON expected
+    READY = "READY"
+    STREAMING = "STREAMING"
+    TX_READY = "TX_READY"
+    TX_STREAMING = "TX_STREAMING"
+    FAILED = "FAILED"
+    INTERRUPTED = "INTERRUPTED"          # a RESET is queued; everything before it is IGNORED
+    DEFUNCT = "DEFUNCT"
+
+
+#: Requests each state accepts (GOODBYE is handled by the reader in every state).
+#: COMMIT needs every stream of the transaction consumed first (server-state.adoc:
+#: TX_STREAMING does not accept COMMIT); ROLLBACK is accepted with open streams.
+_ACCEPTS = {
+    State.NEGOTIATION: {m.HELLO},
+    State.AUTHENTICATION: {m.LOGON, m.RESET},
+    State.READY: {m.RUN, m.BEGIN, m.ROUTE, m.TELEMETRY, m.LOGOFF, m.RESET},
+    State.STREAMING: {m.PULL, m.DISCARD, m.RESET},
+    State.TX_READY: {m.RUN, m.COMMIT, m.ROLLBACK, m.RESET},
+    State.TX_STREAMING: {m.RUN, m.PULL, m.DISCARD, m.ROLLBACK, m.RESET},
+    State.FAILED: {m.RESET},          # everything else is IGNORED before it gets here
+}
+_MIN_VERSION = {m.LOGON: (5, 1), m.LOGOFF: (5, 1), m.TELEMETRY: (5, 4)}
+
+
+class ProtocolViolation(Exception):
+    """A message the state machine cannot accept: FAILURE Request.Invalid, then close."""
+
+
+@dataclass(slots=True)
+class OpenResult:
+    """A result the client has not finished pulling."""
+
+    result: Result
+    had_records: bool = False
+    lookahead: list[list[Any]] = field(default_factory=list)
+
+
+def _ms_since(start: float) -> int:
+    return int((time.monotonic() - start) * 1000)
+
+
+def _address(sockname: Any) -> str:
+    host, port = sockname[0], sockname[1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+class BoltConnection:
+    """Serves one negotiated Bolt connection until GOODBYE, EOF or a protocol violation."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 session: Session, version: tuple[int, int], *, manifest: bool = False,
+                 routing_address: str | None = None):
+        self._reader = reader
+        self._writer = writer
+        self._session = session
+        self._version = version
+        self._manifest = manifest
+        self._routing_address = routing_address
+        self._packer = Packer(version)
+        self._utc_patch = False
+        self.connection_id = f"bolt-{next(_connection_ids)}"
+        self._state = State.NEGOTIATION
+        self._queue: asyncio.Queue[tuple[int | None, bytes]] = asyncio.Queue(QUEUE_LIMIT)
+        self._pending_resets = 0
+        self._work: asyncio.Task | None = None
+        self._results: dict[int, OpenResult] = {}
+        self._last_qid = -1
+        self._next_qid = 0
+        self._handlers = {
+            m.HELLO: self._hello, m.LOGON: self._logon, m.LOGOFF: self._logoff,
+            m.RUN: self._run, m.BEGIN: self._begin, m.COMMIT: self._commit,
+            m.ROLLBACK: self._rollback, m.PULL: self._pull, m.DISCARD: self._discard,
+            m.ROUTE: self._route, m.TELEMETRY: self._telemetry, m.RESET: self._reset,
+        }
+
+    @property
+    def state(self) -> State:
+        return State.INTERRUPTED if self._pending_resets else self._state
+
+    # ---- the two tasks -------------------------------------------------------------
+
+    async def serve(self) -> None:
+        """Run until the connection ends; never raises (only cancellation propagates)."""
+        reader = asyncio.create_task(self._read_loop())
+        processor = asyncio.create_task(self._process_loop())
+        try:
+            await asyncio.wait({reader, processor}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            tasks = [t for t in (reader, processor, self._work) if t is not None]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            for task in (reader, processor):
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("%s: connection task failed", self.connection_id,
+                              exc_info=task.exception())
+            await self._close()
+
+    async def _read_loop(self) -> None:
+        """Frame messages; RESET and GOODBYE interrupt the current work at once."""
+        try:
+            while True:
+                data = await read_message(self._reader)
+                signature = data[1] if len(data) >= 2 and data[0] & 0xF0 == 0xB0 else None
+                if signature == m.GOODBYE:
+                    return
+                if signature == m.RESET:
+                    self._pending_resets += 1
+                    if self._work is not None:
+                        self._work.cancel()
+                await self._queue.put((signature, data))
+        except MessageTooLarge as exc:
+            log.warning("%s: %s; closing", self.connection_id, exc)
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass                          # the client went away
+
+    async def _process_loop(self) -> None:
+        """Handle queued messages in order until one of them ends the connection."""
+        while True:
+            signature, data = await self._queue.get()
+            if signature == m.RESET:
+                self._pending_resets -= 1
+            elif self._pending_resets:
+                self._send(m.IGNORED)
+                continue
+            self._work = asyncio.create_task(self._handle(signature, data))
+            await asyncio.wait({self._work})
+            work, self._work = self._work, None
+            if work.cancelled():          # interrupted by a RESET behind it
+                self._results.clear()
+                self._send(m.IGNORED)
+                continue
+            if not work.result():
+                return
+            try:
+                await self._writer.drain()
+            except (ConnectionError, OSError):
+                return
+
+    # ---- dispatch --------------------------------------------------------------------
+
+    async def _handle(self, signature: int | None, data: bytes) -> bool:
+        """Act on one request and answer it; False means close the connection."""
+        try:
+            if self._state is State.FAILED and signature != m.RESET and signature in m.NAMES:
+                self._send(m.IGNORED)
+                return True
+            fields = self._decode(signature, data)
+            await self._handlers[signature](fields)
+            return True
+        except ProtocolViolation as exc:
+            log.info("%s: protocol violation: %s", self.connection_id, exc)
+            self._fail(protocol_error(str(exc)))
+            return False
+        except CypherError as exc:
+            self._fail(exc)
+            return signature not in (m.HELLO, m.LOGON)
+        except PackStreamError as exc:
+            log.warning("%s: cannot encode a response: %s", self.connection_id, exc)
+            self._fail(database_error(f"The result holds a value Bolt cannot carry: {exc}"))
+            return True
+        except (ConnectionError, OSError):
+            return False
+        except Exception:
+            log.exception("%s: %s failed", self.connection_id, m.name(signature or 0))
+            self._fail(database_error("An unexpected error occurred in the proxy; "
+                                      "see the proxy's log for details."))
+            return signature not in (m.HELLO, m.LOGON)
+
+    def _decode(self, signature: int | None, data: bytes) -> list[Any]:
+        if signature not in self._handlers:
+            raise ProtocolViolation(f"unknown message signature "
+                                    f"{'(not a structure)' if signature is None else m.name(signature)}")
+        if signature not in _ACCEPTS.get(self._state, ()) or \
+                self._version < _MIN_VERSION.get(signature, (0, 0)):
+            raise ProtocolViolation(f"{m.name(signature)} is not allowed in state {self._state.value} "
+                                    f"(Bolt {self._version[0]}.{self._version[1]})")
+        try:
+            _, fields = unpack_message(data, self._version, self._utc_patch)
+            m.check_fields(signature, fields)
+        except (PackStreamError, CypherError) as exc:
+            raise ProtocolViolation(f"malformed {m.name(signature)}: {exc}") from exc
+        return fields
+
+    def _send(self, signature: int, *fields: Any) -> None:
+        self._writer.write(chunk(self._packer.pack_message(signature, list(fields))))
+
+    def _fail(self, error: CypherError) -> None:
+        self._results.clear()
+        self._state = State.FAILED
+        self._send(m.FAILURE, error.failure_metadata(self._version))
+
+    # ---- connection setup ------------------------------------------------------------
+
+    async def _hello(self, fields: list[Any]) -> None:
+        extra = fields[0]
+        if self._version == (4, 4) and "utc" in (extra.get("patch_bolt") or ()):
+            self._utc_patch = True
+            self._packer = Packer(self._version, utc_patch=True)
+        routing = extra.get("routing")
+        if self._routing_address is None and isinstance(routing, dict) and routing.get("address"):
+            self._routing_address = str(routing["address"])
+        if self._version < (5, 1):
+            await self._session.logon(m.auth_token(extra))
+            self._state = State.READY
+        else:
+            self._state = State.AUTHENTICATION
+        self._send(m.SUCCESS, m.hello_metadata(self._version, self.connection_id,
+                                               manifest=self._manifest,
+                                               patches=["utc"] if self._utc_patch else []))
+
+    async def _logon(self, fields: list[Any]) -> None:
+        await self._session.logon(m.auth_token(fields[0]))
+        self._state = State.READY
+        self._send(m.SUCCESS, {})
+
+    async def _logoff(self, fields: list[Any]) -> None:
+        await self._session.logoff()
+        self._state = State.AUTHENTICATION
+        self._send(m.SUCCESS, {})
+
+    async def _reset(self, fields: list[Any]) -> None:
+        self._results.clear()
+        await self._session.reset()
+        self._state = State.READY if self._session.authenticated else State.AUTHENTICATION
+        self._send(m.SUCCESS, {})
+
+    async def _telemetry(self, fields: list[Any]) -> None:
+        self._send(m.SUCCESS, {})
+
+    async def _route(self, fields: list[Any]) -> None:
+        database, _imp_user = m.route_database(fields[2])
+        backend = self._session.backend
+        database = database or backend.default_database
+        if database != "system" and database not in await backend.databases(self._session.credentials):
+            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
+                              f"Database does not exist. Database name: '{database}'.")
+        address = self._routing_address or _address(self._writer.get_extra_info("sockname"))
+        self._send(m.SUCCESS, m.routing_table(database, address))
+
+    # ---- queries and transactions ----------------------------------------------------
+
+    async def _run(self, fields: list[Any]) -> None:
+        query, params, extra = fields
+        start = time.monotonic()
+        if self._state is State.READY:
+            config = m.tx_config(extra)
+            result = await self._session.run(query, params, config)
+            database = config.database or self._session.backend.default_database
+            qid, self._state = -1, State.STREAMING
+        else:
+            result = await self._session.run(query, params)
+            database = self._session.database
+            qid, self._next_qid = self._next_qid, self._next_qid + 1
+            self._state = State.TX_STREAMING
+        self._results[qid] = OpenResult(result)
+        self._last_qid = qid
+        meta: dict[str, Any] = {"fields": list(result.keys), "t_first": _ms_since(start)}
+        if qid >= 0:
+            meta["qid"] = qid
+        if self._version >= (5, 8):
+            meta["db"] = database
+        self._send(m.SUCCESS, meta)
+
+    async def _begin(self, fields: list[Any]) -> None:
+        config = m.tx_config(fields[0])
+        await self._session.begin(config)
+        self._state = State.TX_READY
+        self._next_qid = 0
+        self._send(m.SUCCESS, {"db": self._session.database} if self._version >= (5, 8) else {})
+
+    async def _commit(self, fields: list[Any]) -> None:
+        bookmark = await self._session.commit()
+        self._state = State.READY
+        self._send(m.SUCCESS, {"bookmark": bookmark} if bookmark else {})
+
+    async def _rollback(self, fields: list[Any]) -> None:
+        self._results.clear()
+        await self._session.rollback()
+        self._state = State.READY
+        self._send(m.SUCCESS, {})
+
+    async def _pull(self, fields: list[Any]) -> None:
+        await self._stream(fields[0], send=True)
+
+    async def _discard(self, fields: list[Any]) -> None:
+        await self._stream(fields[0], send=False)
+
+    async def _stream(self, extra: dict[str, Any], *, send: bool) -> None:
+        """PULL (send=True) or DISCARD up to n records of one open result."""
+        n, qid = m.pull_args(extra)
+        key = self._last_qid if qid == -1 else qid
+        open_ = self._results.get(key)
+        if open_ is None:
+            raise protocol_error(f"There is no open result with qid {qid}.")
+        start = time.monotonic()
+        if await self._advance(open_, n, send):
+            self._send(m.SUCCESS, {"has_more": True})
+            return
+        del self._results[key]
+        summary = await open_.result.consume()
+        in_tx = self._state is State.TX_STREAMING
+        if not self._results:
+            self._state = State.TX_READY if in_tx else State.READY
+        self._send(m.SUCCESS, m.stream_end_metadata(
+            self._version, summary, in_tx=in_tx, has_fields=bool(open_.result.keys),
+            had_records=open_.had_records, t_last=_ms_since(start)))
+
+    async def _advance(self, open_: OpenResult, n: int, send: bool) -> bool:
+        """Move n records (-1: all) past the client, writing them if `send`; True if more remain."""
+        if n < 0 and not send:            # DISCARD all: only learn whether there was any row
+            if not (open_.had_records or open_.lookahead):
+                open_.had_records = bool(await open_.result.fetch(1))
+            return False
+        want = n
+        while want != 0:
+            size = BATCH if want < 0 else min(want, BATCH)
+            rows, open_.lookahead = open_.lookahead or await open_.result.fetch(size), []
+            if not rows:
+                return False
+            open_.had_records = True
+            if send:
+                pack = self._packer.pack_message
+                self._writer.write(b"".join(chunk(pack(m.RECORD, [row])) for row in rows))
+                await self._writer.drain()
+            if want > 0:
+                want -= len(rows)
+        open_.lookahead = await open_.result.fetch(1)
+        return bool(open_.lookahead)
+
+    # ---- shutdown ----------------------------------------------------------------------
+
+    async def _close(self) -> None:
+        """Roll back whatever is open and close the socket; errors are logged, not raised."""
+        self._state = State.DEFUNCT
+        self._results.clear()
+        try:
+            await asyncio.wait_for(self._session.reset(), CLOSE_TIMEOUT)
+        except Exception:
+            log.exception("%s: rollback on close failed", self.connection_id)
+        try:
+            self._writer.close()
+            await asyncio.wait_for(self._writer.wait_closed(), CLOSE_TIMEOUT)
+        except Exception:
+            pass

@@ -1,0 +1,100 @@
+"""Command line: `cypher-proxy serve`, `cypher-proxy demo`, `cypher-proxy ts import`.
+
+Every `serve` flag can also be given as an environment variable `CYPHER_PROXY_<NAME>`
+(e.g. `CYPHER_PROXY_DATA_DIR`); a flag on the command line wins.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from proxy.config import Config
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _env(name: str, default: str | None) -> str | None:
+    return os.environ.get(f"CYPHER_PROXY_{name}", default)
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags shared by `serve` and `demo` (a contract scripts rely on)."""
+    defaults = Config()
+    parser.add_argument("--bolt", type=_address, metavar="HOST:PORT",
+                        default=_address(_env("BOLT", f"{defaults.bolt_host}:{defaults.bolt_port}")),
+                        help="Bolt listen address (default 127.0.0.1:7687)")
+    parser.add_argument("--http", type=_address, metavar="HOST:PORT",
+                        default=_address(_env("HTTP", f"{defaults.http_host}:{defaults.http_port}")),
+                        help="HTTP listen address (default 127.0.0.1:7474)")
+    parser.add_argument("--backend", choices=["falkordb", "neo4j"], default=_env("BACKEND", None),
+                        help="graph database behind the proxy (default falkordb; neo4j if --upstream)")
+    parser.add_argument("--upstream", default=_env("UPSTREAM", None), metavar="URI",
+                        help="bolt:// or neo4j:// URI of a Neo4j server (implies --backend neo4j)")
+    parser.add_argument("--data-dir", type=Path, default=Path(_env("DATA_DIR", "data")),
+                        help="where the embedded database and the extension stores live (default ./data)")
+    parser.add_argument("--user", default=_env("USER", defaults.user),
+                        help="login of the embedded database (default neo4j)")
+    parser.add_argument("--password", default=_env("PASSWORD", defaults.password),
+                        help="password of the embedded database (default password)")
+    parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
+                        help="PEM certificate: serve Bolt over TLS (bolt+s://)")
+    parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
+                        help="PEM private key for --tls-cert")
+    parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
+                        choices=["debug", "info", "warning", "error"])
+
+
+def _optional_path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def config_from_args(args: argparse.Namespace) -> Config:
+    backend = args.backend or ("neo4j" if args.upstream else "falkordb")
+    if backend == "neo4j" and not args.upstream:
+        raise SystemExit("cypher-proxy: --backend neo4j needs --upstream URI (e.g. bolt://localhost:7687)")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
+    return Config(
+        bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
+        backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
+        user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
+        log_level=args.log_level,
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="cypher-proxy", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    add_server_arguments(commands.add_parser("serve", help="serve Bolt in front of a graph database"))
+    add_server_arguments(commands.add_parser(
+        "demo", help="load the Sodir sample graph (first run only), then serve it"))
+    ts = commands.add_parser("ts", help="timeseries store commands").add_subparsers(dest="ts_command", required=True)
+    from extensions.timeseries.importer import add_import_arguments
+    add_import_arguments(ts.add_parser("import", help="import timeseries from CSV or Parquet"))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "ts":
+        from extensions.timeseries.importer import run_import
+        return run_import(args) or 0
+    config = config_from_args(args)
+    logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from proxy.app import serve
+    try:
+        asyncio.run(serve(config, demo=args.command == "demo"))
+    except KeyboardInterrupt:
+        pass
+    return 0

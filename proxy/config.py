@@ -1,0 +1,26 @@
+"""Server configuration: one dataclass, filled from CLI flags and CYPHER_PROXY_* variables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Config:
+    bolt_host: str = "127.0.0.1"
+    bolt_port: int = 7687
+    http_host: str = "127.0.0.1"
+    http_port: int = 7474
+    backend: str = "falkordb"            # "falkordb" or "neo4j"
+    upstream: str | None = None          # bolt:// or neo4j:// URI of a Neo4j server
+    data_dir: Path = Path("data")
+    user: str = "neo4j"                  # login for the embedded database
+    password: str = "password"
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    log_level: str = "info"
+
+    @property
+    def bolt_address(self) -> str:
+        return f"{self.bolt_host}:{self.bolt_port}"

@@ -1,0 +1,130 @@
+"""A client session: who is logged in, which transaction is open, where queries go.
+
+One `Session` per Bolt connection (and per HTTP transaction). It knows the backend
+and the planner but nothing of the wire format; the Bolt and HTTP front ends drive it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from proxy.backends.base import Backend, Result, Transaction, TxConfig
+from proxy.errors import CypherError
+
+
+class Runner(Protocol):
+    """Where the planner sends the queries it makes: an open transaction or auto-commit."""
+
+    backend: Backend
+    in_transaction: bool
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result: ...
+
+
+class Planner(Protocol):
+    """Turns one client query into backend queries (see `extensions/planner.py`)."""
+
+    async def execute(self, query: str, params: dict[str, Any], runner: Runner) -> Result: ...
+
+
+class PassThroughPlanner:
+    """Sends every query to the backend unchanged."""
+
+    async def execute(self, query: str, params: dict[str, Any], runner: Runner) -> Result:
+        return await runner.run(query, params)
+
+
+class AutoCommitRunner:
+    def __init__(self, backend: Backend, config: TxConfig, credentials: Any):
+        self.backend = backend
+        self.in_transaction = False
+        self._config = config
+        self._credentials = credentials
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        return await self.backend.run(query, params, self._config, self._credentials)
+
+
+class TransactionRunner:
+    def __init__(self, backend: Backend, tx: Transaction):
+        self.backend = backend
+        self.in_transaction = True
+        self._tx = tx
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        return await self._tx.run(query, params)
+
+
+class Session:
+    """Authentication and transaction state of one client connection."""
+
+    def __init__(self, backend: Backend, planner: Planner | None = None):
+        self.backend = backend
+        self.planner = planner or PassThroughPlanner()
+        self.credentials: Any = None
+        self.user: str | None = None
+        self._tx: Transaction | None = None
+        self._tx_config: TxConfig | None = None
+
+    @property
+    def authenticated(self) -> bool:
+        return self.user is not None
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._tx is not None
+
+    @property
+    def database(self) -> str:
+        """The database the open transaction (or the next query) uses."""
+        if self._tx_config and self._tx_config.database:
+            return self._tx_config.database
+        return self.backend.default_database
+
+    async def logon(self, auth: dict[str, Any]) -> None:
+        self.credentials = await self.backend.authenticate(auth)
+        self.user = str(auth.get("principal") or "")
+
+    async def logoff(self) -> None:
+        await self.reset()
+        self.credentials = None
+        self.user = None
+
+    async def run(self, query: str, params: dict[str, Any], config: TxConfig | None = None) -> Result:
+        """Run a query in the open transaction, or auto-commit with `config`."""
+        if self._tx is not None:
+            runner: Runner = TransactionRunner(self.backend, self._tx)
+        else:
+            runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials)
+        return await self.planner.execute(query, params or {}, runner)
+
+    async def begin(self, config: TxConfig) -> None:
+        if self._tx is not None:
+            raise CypherError("Neo.ClientError.Transaction.TransactionStartFailed",
+                              "A transaction is already open in this session.")
+        self._tx = await self.backend.begin(config, self.credentials)
+        self._tx_config = config
+
+    async def commit(self) -> str | None:
+        tx = self._take_tx()
+        return await tx.commit()
+
+    async def rollback(self) -> None:
+        tx = self._take_tx()
+        await tx.rollback()
+
+    async def reset(self) -> None:
+        """Roll back whatever is open; used by RESET, LOGOFF and connection close."""
+        if self._tx is not None:
+            tx = self._take_tx()
+            try:
+                await tx.rollback()
+            except CypherError:
+                pass
+
+    def _take_tx(self) -> Transaction:
+        if self._tx is None:
+            raise CypherError("Neo.ClientError.Transaction.TransactionNotFound",
+                              "There is no open transaction in this session.")
+        tx, self._tx, self._tx_config = self._tx, None, None
+        return tx

@@ -1,0 +1,29 @@
+"""Shared fixtures: a real proxy process in front of a real embedded FalkorDB."""
+
+from __future__ import annotations
+
+import neo4j
+import pytest
+
+from tests.harness import PASSWORD, USER, ProxyProcess
+
+
+@pytest.fixture(scope="session")
+def proxy():
+    """One proxy (FalkorDB backend, throwaway data dir) shared by the integration tests."""
+    with ProxyProcess() as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
+def driver(proxy):
+    with neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD)) as drv:
+        yield drv
+
+
+@pytest.fixture
+def clean_graph(driver):
+    """An empty default graph before and after the test."""
+    driver.execute_query("MATCH (n) DETACH DELETE n")
+    yield driver
+    driver.execute_query("MATCH (n) DETACH DELETE n")

@@ -1,0 +1,247 @@
+"""The Neo4j backend against a real Bolt server: proxy B (`--upstream bolt://A`) -> proxy A -> FalkorDB.
+
+Neo4j itself cannot run here, so proxy A (FalkorDB backend) plays the upstream Neo4j. The
+official driver talks to B; the same queries sent to A directly are the reference
+(differential): whatever B adds or loses is the Neo4j backend's doing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import warnings
+
+import neo4j
+import pytest
+from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError
+from neo4j.graph import Node, Path, Relationship
+from neo4j.spatial import CartesianPoint, WGS84Point
+
+from proxy.backends.base import TxConfig
+from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
+from proxy.errors import CypherError
+from tests.harness import PASSWORD, USER, ProxyProcess, free_port
+
+BASIC = {"scheme": "basic", "principal": USER, "credentials": PASSWORD}
+
+
+@pytest.fixture(scope="module")
+def chained(proxy):
+    """Proxy B: the Neo4j backend pointed at proxy A (the session-wide FalkorDB proxy)."""
+    with ProxyProcess(args=["--upstream", proxy.uri]) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def via_b(chained):
+    with neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as drv:
+        yield drv
+
+
+@pytest.fixture
+def graph(driver):
+    """A clean graph in A (where B's writes land); `driver` talks to A directly."""
+    driver.execute_query("MATCH (n) DETACH DELETE n")
+    yield driver
+    driver.execute_query("MATCH (n) DETACH DELETE n")
+
+
+@pytest.fixture
+async def backend(proxy):
+    """The backend in-process, for what the wire cannot show (laziness, database list)."""
+    instance = Neo4jBackend(proxy.uri)
+    await instance.start()
+    yield instance
+    await instance.stop()
+
+
+def plain(value):
+    """A driver value as plain data, so results from A and B compare by content, not by graph identity."""
+    with warnings.catch_warnings():          # the legacy `.id` is deprecated, but the proxy must pass it on
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if isinstance(value, Node):
+            return ("node", value.id, value.element_id, sorted(value.labels), plain(dict(value)))
+        if isinstance(value, Relationship):
+            return ("rel", value.id, value.element_id, value.type, value.start_node.element_id,
+                    value.end_node.element_id, plain(dict(value)))
+    if isinstance(value, Path):
+        return ("path", [plain(n) for n in value.nodes], [plain(r) for r in value.relationships])
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return (type(value).__name__, value)
+
+
+def rows(drv, query, **params):
+    records, _, keys = drv.execute_query(query, params)
+    return keys, [plain(r.values()) for r in records]
+
+
+# --- through proxy B with the official driver ------------------------------------------------
+
+def test_auto_commit_and_counters(graph, via_b):
+    with via_b.session() as session:
+        summary = session.run("CREATE (a:P {name: 'a'})-[:KNOWS {since: 2020}]->(b:P {name: 'b'})").consume()
+        assert summary.query_type == "w"
+        counters = summary.counters
+        assert (counters.nodes_created, counters.relationships_created, counters.labels_added,
+                counters.properties_set) == (2, 1, 2, 3)
+        assert counters.contains_updates
+        assert session.run("MATCH (n:P) RETURN count(n) AS c").single()["c"] == 2
+    # The write reached the upstream.
+    assert graph.execute_query("MATCH (n:P) RETURN count(n) AS c").records[0]["c"] == 2
+
+
+def test_counters_equal_the_upstreams(graph, via_b):
+    query = "UNWIND range(1, 3) AS i CREATE (:C {i: i, j: i * 2})"
+    direct = graph.execute_query(query).summary.counters
+    chained = via_b.execute_query(query).summary.counters
+    assert vars(chained) == vars(direct)
+
+
+def test_explicit_transaction_commit_and_rollback(graph, via_b):
+    with via_b.session() as session:
+        with session.begin_transaction() as tx:
+            tx.run("CREATE (:T {v: 1})").consume()
+            assert tx.run("MATCH (t:T) RETURN count(t) AS c").single()["c"] == 1
+            tx.commit()
+        with session.begin_transaction() as tx:
+            tx.run("CREATE (:T {v: 2})").consume()
+            tx.run("MATCH (t:T {v: 1}) SET t.v = 100").consume()
+            tx.rollback()
+    assert graph.execute_query("MATCH (t:T) RETURN t.v AS v").records[0]["v"] == 1
+    assert graph.execute_query("MATCH (t:T) RETURN count(t) AS c").records[0]["c"] == 1
+
+
+def test_bookmarks_flow_through(graph, via_b):
+    with via_b.session() as session:
+        session.run("CREATE (:B {v: 1})").consume()
+        after_auto_commit = session.last_bookmarks()
+        with session.begin_transaction() as tx:
+            tx.run("CREATE (:B {v: 2})").consume()
+            tx.commit()
+        after_commit = session.last_bookmarks()
+    assert after_auto_commit.raw_values and after_commit.raw_values
+    with via_b.session(bookmarks=after_commit) as session:
+        assert session.run("MATCH (b:B) RETURN count(b) AS c").single()["c"] == 2
+
+
+def test_wrong_password_is_unauthorized(via_b, chained):
+    with neo4j.GraphDatabase.driver(chained.uri, auth=(USER, "wrong")) as drv:
+        with pytest.raises(AuthError) as info:
+            drv.verify_connectivity()
+    assert info.value.code == "Neo.ClientError.Security.Unauthorized"
+
+
+def test_syntax_error_keeps_code_and_message(driver, via_b):
+    errors = []
+    for drv in (driver, via_b):
+        with drv.session() as session:
+            with pytest.raises(CypherSyntaxError) as info:
+                session.run("MATCH (n RETURN n").consume()
+            errors.append((info.value.code, info.value.message))
+            assert session.run("RETURN 2 AS two").single()["two"] == 2     # the connection recovers
+    assert errors[0] == errors[1]
+    assert errors[0][0] == "Neo.ClientError.Statement.SyntaxError"
+
+
+def test_error_inside_transaction(graph, via_b):
+    with via_b.session() as session:
+        tx = session.begin_transaction()
+        tx.run("CREATE (:E {v: 1})").consume()
+        with pytest.raises(ClientError):
+            tx.run("RETURN nosuchfunction(1)").consume()
+        tx.close()
+        assert session.run("MATCH (e:E) RETURN count(e) AS c").single()["c"] == 0
+
+
+def test_graph_values_equal_the_upstreams(graph, via_b):
+    graph.execute_query("CREATE (a:Person:Agent {name: 'Ann', age: 41, tags: ['x', 'y']})"
+                        "-[:KNOWS {w: 0.5}]->(b:Person {name: 'Bob'})<-[:LIKES]-(c:Cat {name: 'Cy'})")
+    query = ("MATCH p = (a:Person {name: 'Ann'})-[r:KNOWS]->(b)<-[l:LIKES]-(c) "
+             "RETURN a, r, b, p, [a, b] AS both, {who: a, how: r} AS m, l")
+    direct = rows(graph, query)
+    assert direct[1], "the upstream found the pattern"
+    assert rows(via_b, query) == direct
+
+
+def test_temporal_and_spatial_values_equal_the_upstreams(driver, via_b):
+    query = ("RETURN date('2024-02-29') AS d, localdatetime('2024-02-29T10:11:12') AS ldt, "
+             "localtime('10:11:12') AS lt, duration({months: 14, days: 3, seconds: 5}) AS dur, "
+             "point({latitude: 60.5, longitude: 3.25}) AS pt")
+    direct = rows(driver, query)
+    assert rows(via_b, query) == direct
+
+
+def test_parameters_round_trip_like_the_upstream(driver, via_b):
+    params = {"d": dt.date(2021, 3, 4), "ldt": dt.datetime(2021, 3, 4, 5, 6, 7),
+              "p": WGS84Point((10.75, 59.91)), "c": CartesianPoint((1.5, -2.0)),
+              "nested": {"list": [1, 2.5, "three", None, True, [4, {"deep": ["x"]}]], "ünï": {"k": -7}},
+              "big": "ø" * 100_000, "raw": b"\x00\x01\xff"}
+    query = "RETURN " + ", ".join(f"${name} AS {name}" for name in params)
+    direct = rows(driver, query, **params)
+    assert rows(via_b, query, **params) == direct
+
+
+def test_large_result_streams(via_b):
+    with via_b.session(fetch_size=1000) as session:
+        total = sum(r["i"] for r in session.run("UNWIND range(1, 50000) AS i RETURN i"))
+    assert total == 50000 * 50001 // 2
+
+
+def test_explain_passes_through(graph, via_b):
+    query = "EXPLAIN MATCH (n:Person) RETURN n.name"
+    direct = graph.execute_query(query).summary
+    chained = via_b.execute_query(query).summary
+    assert chained.plan == direct.plan and chained.plan is not None
+    assert chained.query_type == direct.query_type
+
+
+# --- the backend in-process ------------------------------------------------------------------
+
+async def test_fetch_pulls_only_what_is_asked(backend):
+    credentials = await backend.authenticate(BASIC)
+    result = await backend.run("UNWIND range(1, 200000) AS i RETURN i", {}, TxConfig(), credentials)
+    assert result.keys == ["i"]
+    assert await result.fetch(3) == [[1], [2], [3]]
+    # Only the first fetch_size batch has crossed the wire, not the 200k rows.
+    assert len(result._result._record_buffer) < 1000
+    assert await result.fetch(2) == [[4], [5]]
+    summary = await result.consume()                 # abandons the rest and closes the session
+    assert summary.query_type == "r"
+    assert await result.fetch(5) == []
+
+
+async def test_transaction_sees_its_own_writes(backend, graph):
+    credentials = await backend.authenticate(BASIC)
+    tx = await backend.begin(TxConfig(), credentials)
+    await (await tx.run("CREATE (:X {v: $v})", {"v": 7})).consume()
+    result = await tx.run("MATCH (x:X) RETURN x.v AS v", {})
+    assert await result.fetch(-1) == [[7]]
+    assert await tx.commit()
+    assert graph.execute_query("MATCH (x:X) RETURN x.v AS v").records[0]["v"] == 7
+
+
+async def test_authenticate_rejects_a_wrong_password(backend):
+    with pytest.raises(CypherError) as info:
+        await backend.authenticate(dict(BASIC, credentials="wrong"))
+    assert info.value.code == "Neo.ClientError.Security.Unauthorized"
+
+
+async def test_databases_include_the_default(backend):
+    credentials = await backend.authenticate(BASIC)
+    assert backend.default_database in await backend.databases(credentials)
+
+
+async def test_unreachable_upstream_names_the_uri():
+    uri = f"bolt://127.0.0.1:{free_port()}"
+    backend = Neo4jBackend(uri)
+    await backend.start()                            # starts anyway: the upstream may come up later
+    try:
+        assert backend.default_database == "neo4j"
+        with pytest.raises(CypherError) as info:
+            await backend.authenticate(BASIC)
+        assert info.value.code == DATABASE_UNAVAILABLE
+        assert uri in info.value.message
+    finally:
+        await backend.stop()

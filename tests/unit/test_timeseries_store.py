@@ -1,0 +1,165 @@
+"""The on-disk store: layout, atomic writes, the shared cache and its reload check."""
+
+import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from extensions.timeseries.store import SeriesMeta, TimeseriesStore, canonical_key
+
+
+def frame(keys=(1, 2), months=3, scale=1.0):
+    rows = [(k, f"2020-{m + 1:02d}-01", scale * (10 * k + m)) for k in keys for m in range(months)]
+    return pd.DataFrame(rows, columns=["key", "time", "oil"])
+
+
+@pytest.fixture
+def store(tmp_path):
+    return TimeseriesStore(tmp_path / "ts")
+
+
+def test_write_creates_a_label_directory_with_parquet_and_meta(store):
+    store.write("Profile", frame(), key_property="id", resolution="month", units={"oil": "MSm3"})
+    directory = store.root / "Profile"
+    assert directory.is_dir() and store.labels() == ["Profile"]
+    table = pq.read_table(directory / "series.parquet")
+    assert table.column_names == ["key", "time", "oil"]
+    assert table.num_rows == 6
+    meta = json.loads((directory / "meta.json").read_text())
+    assert meta["resolution"] == "month" and meta["key_property"] == "id"
+    assert store.meta("Profile") == SeriesMeta("Profile", "month", "id", ["oil"], {"oil": "MSm3"})
+
+
+def test_loaded_layout_is_sorted_with_offsets_and_periods(store):
+    shuffled = frame(keys=(2, 1)).sample(frac=1.0, random_state=1)
+    store.write("P", shuffled, key_property="id", resolution="month")
+    series = store.series("P")
+    assert list(series.keys) == ["1", "2"]
+    assert list(series.offsets) == [0, 3, 6]
+    assert list(series.times) == [2020 * 12, 2020 * 12 + 1, 2020 * 12 + 2] * 2
+    assert list(series.channel("oil").values) == [10, 11, 12, 20, 21, 22]
+
+
+def test_series_is_cached_and_shared(store):
+    store.write("P", frame(), key_property="id", resolution="month")
+    first = store.series("P")
+    with ThreadPoolExecutor(4) as pool:
+        others = list(pool.map(lambda _: store.series("P"), range(16)))
+    assert all(o is first for o in others)
+    assert store.memory_bytes() > 6 * 8
+
+
+def test_concurrent_first_use_loads_once(store):
+    store.write("P", frame(), key_property="id", resolution="month")
+    fresh = TimeseriesStore(store.root)
+    barrier = threading.Barrier(4)
+
+    def load(_):
+        barrier.wait()
+        return fresh.series("P")
+
+    with mock.patch("extensions.timeseries.store._load", wraps=__import__(
+            "extensions.timeseries.store", fromlist=["_load"])._load) as loader:
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(load, range(4)))
+    assert loader.call_count == 1
+    assert all(r is results[0] for r in results)
+
+
+def test_rewrite_is_seen_by_other_store_instances(store):
+    store.write("P", frame(), key_property="id", resolution="month")
+    reader = TimeseriesStore(store.root)
+    before = reader.series("P")
+    store.write("P", frame(scale=2.0), key_property="id", resolution="month")
+    after = reader.series("P")
+    assert after is not before
+    assert list(after.channel("oil").values) == [20, 22, 24, 40, 42, 44]
+    assert reader.series("P") is after
+    # the old generation is cleaned up; only the current one remains
+    assert len(list((store.root / ".versions").iterdir())) == 1
+
+
+def test_failed_write_leaves_the_old_store_intact(store):
+    store.write("P", frame(), key_property="id", resolution="month")
+    before = (store.root / "P" / "series.parquet").read_bytes()
+    with mock.patch("extensions.timeseries.store.pq.write_table", side_effect=OSError("disk full")):
+        with pytest.raises(OSError, match="disk full"):
+            store.write("P", frame(scale=5.0), key_property="id", resolution="month")
+    assert (store.root / "P" / "series.parquet").read_bytes() == before
+    assert list(TimeseriesStore(store.root).series("P").channel("oil").values) == [10, 11, 12, 20, 21, 22]
+    assert len(list((store.root / ".versions").iterdir())) == 1
+    assert not [p for p in store.root.iterdir() if p.name.endswith(".link")]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (frame().drop(columns="time"), "lacks column"),
+    (frame().assign(oil="x"), "Unable to parse"),
+    (pd.concat([frame(), frame()]), "Duplicate month for key '1'"),
+    (frame().assign(key=[1, None, 1, 2, 2, 2]), "missing key"),
+    (frame()[["key", "time"]], "no channel columns"),
+])
+def test_invalid_frames_are_rejected_before_touching_disk(store, bad, message):
+    with pytest.raises(ValueError, match=message):
+        store.write("P", bad, key_property="id", resolution="month")
+    assert store.labels() == []
+
+
+def test_bad_resolution_and_label(store):
+    with pytest.raises(ValueError, match="Unknown resolution"):
+        store.write("P", frame(), key_property="id", resolution="week")
+    with pytest.raises(ValueError, match="Invalid label"):
+        store.write("../x", frame(), key_property="id", resolution="month")
+
+
+def test_a_hand_made_directory_is_read_and_reloaded_on_change(store, tmp_path):
+    directory = store.root / "Manual"
+    directory.mkdir(parents=True)
+    frame(keys=(7,)).assign(time=lambda f: pd.to_datetime(f.time)).to_parquet(directory / "series.parquet")
+    (directory / "meta.json").write_text(json.dumps(
+        {"label": "Manual", "resolution": "month", "key_property": "code", "channels": ["oil"]}))
+    assert list(store.series("Manual").channel("oil").values) == [70, 71, 72]
+    frame(keys=(7,), scale=3).assign(time=lambda f: pd.to_datetime(f.time)).to_parquet(directory / "series.parquet")
+    os.utime(directory / "series.parquet", ns=(1, 1))
+    assert list(store.series("Manual").channel("oil").values) == [210, 213, 216]
+    # writing through the store replaces the hand-made directory with a generation link
+    store.write("Manual", frame(keys=(7,)), key_property="code", resolution="month")
+    assert (store.root / "Manual").is_symlink()
+    assert list(store.series("Manual").channel("oil").values) == [70, 71, 72]
+
+
+def test_unknown_label_raises_key_error(store):
+    assert not store.has("Nope")
+    with pytest.raises(KeyError):
+        store.series("Nope")
+
+
+def test_daily_and_yearly_resolution_periods(store):
+    daily = pd.DataFrame({"key": ["a"] * 3, "time": ["2020-02-28", "2020-02-29", "2020-03-01"], "v": [1.0, 2, 3]})
+    store.write("D", daily, key_property="id", resolution="day")
+    times = store.series("D").times
+    assert list(np.diff(times)) == [1, 1]
+    yearly = pd.DataFrame({"key": ["a", "a"], "time": [2019, 2020], "v": [1.0, 2.0]})
+    store.write("Y", yearly.assign(time=pd.to_datetime(yearly.time.astype(str))), key_property="id",
+                resolution="year")
+    assert list(store.series("Y").times) == [2019, 2020]
+
+
+def test_empty_frame_writes_an_empty_store(store):
+    empty = pd.DataFrame({"key": pd.Series([], dtype=object), "time": pd.Series([], dtype="datetime64[s]"),
+                          "v": pd.Series([], dtype=float)})
+    store.write("E", empty, key_property="id", resolution="month")
+    series = store.series("E")
+    assert series.rows == 0 and list(series.lookup(["1"])) == [-1]
+
+
+def test_canonical_key_links_numbers_and_strings():
+    assert canonical_key(42) == canonical_key(42.0) == canonical_key("42") == canonical_key(np.int64(42)) == "42"
+    assert canonical_key(None) is None and canonical_key(float("nan")) is None
+    assert canonical_key(" A-1 ") == "A-1"
