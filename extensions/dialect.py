@@ -13,18 +13,24 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
 - `datetime()` / `datetime(arg)` -> `localdatetime(...)`; `date(datetime())` -> `date()`.
 - label expressions `:A|B`, `:!A`, `:A&B`, `:%` in MATCH node patterns and in predicates
   -> a boolean predicate on the variable, `(n:A OR n:B)`, added to the MATCH's WHERE.
-- `EXISTS { pattern [WHERE w] }`, `exists(pattern)` -> `size([pattern WHERE w | 1]) > 0`;
-  `COUNT { pattern [WHERE w] }` -> `size([pattern WHERE w | 1])` (one path pattern only).
+- `EXISTS { pattern }`, `exists(pattern)` in a WHERE -> the pattern predicate `(n)-[:R]->()`
+  (variables named only inside the pattern are dropped: FalkorDB rejects them there);
+  in a projection -> `size([pattern WHERE w | 1]) > 0`; `COUNT { pattern [WHERE w] }` in a
+  projection -> `size([pattern WHERE w | 1])` (one path pattern only). FalkorDB cannot filter
+  on a pattern comprehension, so an EXISTS with its own WHERE, or a COUNT, inside a WHERE is
+  not bridged (FalkorDB's own `exists(pattern)` is wrong: it is true for every row).
 - `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }`.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from itertools import count
 
 from .cypher import ast as A
 from .cypher.render import name as quote_name
+from .cypher.render import render
 from .cypher.tokens import OP, tokenize
 
 Edit = tuple[int, int, str]
@@ -46,8 +52,13 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
     """Every FalkorDB bridge edit for `query` (parsed from `text`)."""
     edits: list[Edit] = []
     fresh = (f"__l{i}" for i in count())
+    filters = {id(n) for clause in query.walk() if isinstance(clause, (A.Match, A.With)) and clause.where
+               for n in clause.where.walk()}
     for node in query.walk():
-        if isinstance(node, A.FunctionCall):
+        if isinstance(node, A.FunctionCall) and node.lower_name == "exists" and len(node.args) == 1 \
+                and isinstance(node.args[0], A.PatternExpr):
+            edits += _exists(node, node.args[0].path, None, query, text, id(node) in filters)
+        elif isinstance(node, A.FunctionCall):
             edits += _function(node, text)
         elif isinstance(node, A.BinaryOp) and node.op in ("=", "IN"):
             edits += _element_id_seek(node, text)
@@ -56,7 +67,7 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
         elif isinstance(node, A.Match):
             edits += _match_labels(node, text, fresh)
         elif isinstance(node, (A.ExistsSubquery, A.CountSubquery)):
-            edits += _subquery(node, text)
+            edits += _subquery(node, query, text, id(node) in filters)
         elif isinstance(node, A.CallSubquery) and node.scope is not None:
             edits += _call_scope(node, text)
     return edits
@@ -90,8 +101,6 @@ def _function(call: A.FunctionCall, text: str) -> list[Edit]:
     if (name == "date" and len(call.args) == 1 and isinstance(call.args[0], A.FunctionCall)
             and call.args[0].lower_name in ("datetime", "localdatetime") and not call.args[0].args):
         return [(*call.span, "date()")]
-    if name == "exists" and len(call.args) == 1 and isinstance(call.args[0], A.PatternExpr):
-        return [(*call.span, f"(size([{call.args[0].text_in(text)} | 1]) > 0)")]
     return []
 
 
@@ -130,7 +139,7 @@ def _match_labels(match: A.Match, text: str, fresh) -> list[Edit]:
     return edits
 
 
-def _subquery(node: A.ExistsSubquery | A.CountSubquery, text: str) -> list[Edit]:
+def _subquery(node: A.ExistsSubquery | A.CountSubquery, query: A.Query, text: str, in_filter: bool) -> list[Edit]:
     pattern, where = node.pattern, node.where
     if node.query is not None:
         clauses = node.query.parts[0].clauses if len(node.query.parts) == 1 else ()
@@ -139,11 +148,27 @@ def _subquery(node: A.ExistsSubquery | A.CountSubquery, text: str) -> list[Edit]
         pattern, where = clauses[0].pattern, clauses[0].where
     if pattern is None or len(pattern.paths) != 1 or pattern.paths[0].var is not None:
         return []
-    body = pattern.paths[0].text_in(text)
+    if isinstance(node, A.CountSubquery):
+        return [] if in_filter else [(*node.span, f"size([{_comprehension_body(pattern.paths[0], where, text)} | 1])")]
+    return _exists(node, pattern.paths[0], where, query, text, in_filter)
+
+
+def _comprehension_body(path: A.PathPattern, where: A.Expr | None, text: str) -> str:
+    return path.text_in(text) + (f" WHERE {where.text_in(text)}" if where is not None else "")
+
+
+def _exists(node: A.Node, path: A.PathPattern, where: A.Expr | None, query: A.Query, text: str,
+            in_filter: bool) -> list[Edit]:
+    """EXISTS as a pattern predicate (in a WHERE) or a pattern comprehension (elsewhere)."""
+    if not in_filter:
+        return [(*node.span, f"(size([{_comprehension_body(path, where, text)} | 1]) > 0)")]
     if where is not None:
-        body += f" WHERE {where.text_in(text)}"
-    size = f"size([{body} | 1])"
-    return [(*node.span, f"({size} > 0)" if isinstance(node, A.ExistsSubquery) else size)]
+        return []
+    inside = {id(n) for n in node.walk()}
+    outside = {n.name for n in query.walk() if isinstance(n, A.Variable) and id(n) not in inside}
+    elements = tuple(replace(e, var=None) if getattr(e, "var", None) is not None and e.var.name not in outside
+                     else e for e in path.elements)
+    return [(*node.span, render(replace(path, elements=elements)))]
 
 
 def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:

@@ -393,10 +393,14 @@ class PartPlanner:
                                f"{', '.join(procedure.yields)}.")
         names = {y.field: y.name for y in clause.yields or ()}
         param = f"__alg{next(self.counter)}"
-        node, row = f"__a{param[5:]}", f"__r{param[5:]}"
+        row = f"__r{param[5:]}"
+        # The scan binds the yielded node name directly: FalkorDB loses a node's identity for
+        # pattern predicates once it is renamed in a WITH (`__a AS node`).
+        node_yielded = procedure.yields[0] in fields
+        node = quote_name(names.get(procedure.yields[0], procedure.yields[0])) if node_yielded else f"__a{param[5:]}"
         carried = [quote_name(n) for n in self.scopes[clause_index]]
         keep = ", ".join(carried + [node])
-        outputs = [f"{node} AS {quote_name(names.get(f, f))}" if f == procedure.yields[0]
+        outputs = [node if f == procedure.yields[0]
                    else f"{row}[{procedure.yields.index(f) - 1}] AS {quote_name(names.get(f, f))}"
                    for f in fields]
         text = (f"MATCH ({node}) WITH {keep}, ${param}[{bind.node_index_expr(self.kind, node)}] AS {row} "

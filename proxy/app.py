@@ -10,7 +10,7 @@ import ssl
 from proxy.backends.base import Backend, TxConfig
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
-from proxy.session import PassThroughPlanner, Planner, Session
+from proxy.session import Planner, Session
 
 log = logging.getLogger("cypher_proxy")
 
@@ -24,7 +24,13 @@ def create_backend(config: Config) -> Backend:
 
 
 def create_planner(config: Config, backend: Backend) -> Planner:
-    return PassThroughPlanner()
+    """The extension planner over every extension whose store lives in the data directory.
+
+    Built after the demo load / on start, so it sees the timeseries labels present then.
+    """
+    from extensions.catalog import build_registry
+    from extensions.planner import ExtensionPlanner
+    return ExtensionPlanner(build_registry(config.data_dir), backend_kind=backend.kind)
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext | None:
@@ -41,6 +47,7 @@ async def _load_demo(config: Config, backend: Backend) -> None:
     if marker.exists():
         log.info("demo graph already loaded in %s", config.data_dir)
         return
+    from extensions.timeseries.store import default_root
     from proxy.demo.loader import load_demo
     credentials = await backend.authenticate(
         {"scheme": "basic", "principal": config.user, "credentials": config.password})
@@ -49,7 +56,7 @@ async def _load_demo(config: Config, backend: Backend) -> None:
         result = await backend.run(query, params, TxConfig(), credentials)
         await result.consume()
 
-    counts = await load_demo(run, config.data_dir / "timeseries", progress=lambda line: log.info("%s", line))
+    counts = await load_demo(run, default_root(config.data_dir), progress=lambda line: log.info("%s", line))
     marker.write_text(f"{counts}\n")
 
 

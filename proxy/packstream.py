@@ -87,7 +87,7 @@ _SRID_CLASSES = {7203: (CartesianPoint, 2), 9157: (CartesianPoint, 3),
 
 # --- encoding ----------------------------------------------------------------
 
-def _write_size(out: bytearray, n: int, tiny: int, m8: int, what: str) -> None:
+def _write_size(out: bytearray, n: int, tiny: int | None, m8: int, what: str) -> None:
     """Append the marker + size for a string/list/map (tiny=None: bytes)."""
     if n < 16 and tiny is not None:
         out.append(tiny | n)
@@ -103,7 +103,7 @@ def _write_size(out: bytearray, n: int, tiny: int, m8: int, what: str) -> None:
 
 def _offset_seconds(offset: _dt.timedelta, value) -> int:
     if offset.microseconds:
-        raise PackStreamError(f"Bolt cannot carry a sub-second UTC offset ({offset}) in {value!r}")
+        raise PackStreamError(f"Bolt cannot carry a sub-second UTC offset ({offset}) in {value!r:.200}")
     return offset.days * 86400 + offset.seconds
 
 
@@ -154,7 +154,8 @@ def _datetime_struct(packer, days: int, v, nanos: int, native: _dt.datetime):
 
 
 def _datetime_fields(packer, v):
-    return _datetime_struct(packer, v.toordinal() - _EPOCH_ORDINAL, v, v.microsecond * 1000, v)
+    nanos = v.microsecond * 1000 + getattr(v, "nanosecond", 0)  # pandas.Timestamp has nanoseconds
+    return _datetime_struct(packer, v.toordinal() - _EPOCH_ORDINAL, v, nanos, v)
 
 
 def _neo_datetime_fields(packer, v):
@@ -168,7 +169,7 @@ def _duration_fields(packer, v):
 
 
 def _timedelta_fields(packer, v):
-    return _DURATION, [0, v.days, v.seconds, v.microseconds * 1000]
+    return _DURATION, [0, v.days, v.seconds, v.microseconds * 1000 + getattr(v, "nanoseconds", 0)]
 
 
 def _point_fields(packer, v):
@@ -177,7 +178,7 @@ def _point_fields(packer, v):
         return _POINT_2D, [v.srid, *coords]
     if len(coords) == 3:
         return _POINT_3D, [v.srid, *coords]
-    raise PackStreamError(f"a point needs 2 or 3 coordinates, got {len(coords)}: {v!r}")
+    raise PackStreamError(f"a point needs 2 or 3 coordinates, got {len(coords)}: {v!r:.200}")
 
 
 def _node_fields(packer, v: Node):
@@ -221,6 +222,7 @@ def _path_fields(packer, v: Path):
     return _PATH, [unique_nodes, unique_rels, indices]
 
 
+# Exact type -> encoder(packer, value) returning (tag, fields).
 _STRUCT_ENCODERS = {
     Node: _node_fields, Relationship: _relationship_fields, Path: _path_fields,
     Date: _neo_date_fields, Time: _neo_time_fields, DateTime: _neo_datetime_fields,
@@ -258,8 +260,9 @@ class Packer:
         return bytes(out)
 
     def _write_struct(self, out: bytearray, tag: int, fields, depth: int) -> None:
-        if len(fields) > 15:
-            raise PackStreamError(f"a structure holds at most 15 fields, got {len(fields)}")
+        if len(fields) > 15 or not 0 <= tag <= 0xFF:
+            raise PackStreamError(f"a structure needs a one-byte tag and at most 15 fields, "
+                                  f"got tag {tag!r:.200} with {len(fields)} fields")
         if depth >= MAX_DEPTH:
             raise PackStreamError(f"value nested deeper than {MAX_DEPTH} levels")
         out += _M8_U8(0xB0 | len(fields), tag)
@@ -309,8 +312,13 @@ class Packer:
             depth += 1
             for key, item in v.items():
                 if type(key) is not str:
-                    raise PackStreamError(f"map keys must be strings, got {type(key).__name__} {key!r}")
-                write(out, key, depth)
+                    raise PackStreamError(f"map keys must be strings, got {type(key).__name__} {key!r:.200}")
+                b = key.encode()
+                if len(b) < 16:  # short keys inline: saves a call per entry
+                    out.append(0x80 | len(b))
+                    out += b
+                else:
+                    write(out, key, depth)
                 write(out, item, depth)
         elif t is list or t is tuple:
             if depth >= MAX_DEPTH:
@@ -365,7 +373,7 @@ def _coerce(v):
         return dict(v)
     if isinstance(v, np.ndarray):
         return v.tolist()
-    raise PackStreamError(f"cannot encode a value of type {type(v).__name__}: {v!r}")
+    raise PackStreamError(f"cannot encode a value of type {type(v).__name__}: {v!r:.200}")
 
 
 # --- decoding ----------------------------------------------------------------
@@ -481,7 +489,7 @@ def _read_map(data: bytes, p: int, n: int, depth: int, hydrators: dict):
         else:
             key, p = _read(data, p, depth, hydrators)
             if type(key) is not str:
-                raise PackStreamError(f"map keys must be strings, got {type(key).__name__} {key!r}")
+                raise PackStreamError(f"map keys must be strings, got {type(key).__name__} {key!r:.200}")
         m = data[p]
         if m < 0x80:
             entries[key] = m
@@ -507,7 +515,7 @@ def _read_struct(data: bytes, p: int, tag: int, n: int, depth: int, hydrators: d
 
 # --- hydration: structure fields -> value model --------------------------------
 
-_NUMBER = (int, float)
+_NUMBER = (float, int)
 
 
 def _hydrator(name: str, types: tuple, build, optional: int = 0):
@@ -516,21 +524,23 @@ def _hydrator(name: str, types: tuple, build, optional: int = 0):
     The last `optional` fields may be missing (pre-5.0 Node/Relationship).
     """
     arities = range(len(types) - optional, len(types) + 1)
+    usual_types = tuple(expected[0] for expected in types)  # one comparison in the common case
 
     def hydrate(fields: list):
         if len(fields) not in arities:
             raise PackStreamError(f"{name} structure needs {len(types)} fields, got {len(fields)}: "
-                                  f"{fields!r}")
-        for value, expected in zip(fields, types):
-            if type(value) not in expected:
-                raise PackStreamError(f"{name} structure field {value!r} should be "
-                                      f"{' or '.join(t.__name__ for t in expected)}")
+                                  f"{fields!r:.200}")
+        if tuple(map(type, fields)) != usual_types[:len(fields)]:
+            for value, expected in zip(fields, types):
+                if type(value) not in expected:
+                    raise PackStreamError(f"{name} structure field {value!r:.200} should be "
+                                          f"{' or '.join(t.__name__ for t in expected)}")
         try:
             return build(*fields)
         except PackStreamError:
             raise
         except (ValueError, OverflowError, TypeError, KeyError) as e:
-            raise PackStreamError(f"invalid {name} structure {fields!r}: {e}") from None
+            raise PackStreamError(f"invalid {name} structure {fields!r:.200}: {e}") from None
 
     return hydrate
 
@@ -548,7 +558,7 @@ def _named_zone(zone_id: str):
     try:
         return pytz.timezone(zone_id)
     except pytz.UnknownTimeZoneError:
-        raise PackStreamError(f"unknown time zone id {zone_id!r}") from None
+        raise PackStreamError(f"unknown time zone id {zone_id!r:.200}") from None
 
 
 def _local_datetime(seconds: int, nanos: int, tz=None) -> DateTime:
@@ -578,7 +588,7 @@ def _point(srid: int, *coords) -> Point:
 def _node(node_id, labels, properties, element_id=None) -> Node:
     for label in labels:
         if type(label) is not str:
-            raise PackStreamError(f"node labels must be strings, got {label!r}")
+            raise PackStreamError(f"node labels must be strings, got {label!r:.200}")
     return Node(node_id, labels, properties, str(node_id) if element_id is None else element_id)
 
 
@@ -593,12 +603,13 @@ def _relationship(rel_id, start_id, end_id, rel_type, properties,
 def _path(nodes: list, rels: list, indices: list) -> Path:
     """Rebuild the node/relationship sequence from Neo4j's index walk."""
     if not nodes or any(type(n) is not Node for n in nodes):
-        raise PackStreamError(f"a path needs a non-empty list of nodes, got {nodes!r}")
+        raise PackStreamError(f"a path needs a non-empty list of nodes, got {nodes!r:.200}")
     for r in rels:
         if type(r) is not Structure or r.tag != _UNBOUND_REL or len(r.fields) not in (3, 4):
-            raise PackStreamError(f"path relationships must be UnboundRelationship structures, got {r!r}")
+            raise PackStreamError(f"path relationships must be UnboundRelationship structures, "
+                                  f"got {r!r:.200}")
     if len(indices) % 2 or any(type(i) is not int for i in indices):
-        raise PackStreamError(f"path indices must be an even-length list of integers, got {indices!r}")
+        raise PackStreamError(f"path indices must be an even-length list of integers, got {indices!r:.200}")
     seq_nodes = [nodes[0]]
     seq_rels = []
     for k in range(0, len(indices), 2):
@@ -609,7 +620,7 @@ def _path(nodes: list, rels: list, indices: list) -> Path:
         start, end = (prev, nxt) if r > 0 else (nxt, prev)
         rel_id, rel_type, properties, *rest = rels[abs(r) - 1].fields
         if type(rel_id) is not int or type(rel_type) is not str or type(properties) is not dict:
-            raise PackStreamError(f"malformed UnboundRelationship {rels[abs(r) - 1]!r}")
+            raise PackStreamError(f"malformed UnboundRelationship {rels[abs(r) - 1]!r:.200}")
         element_id = rest[0] if rest else str(rel_id)
         seq_rels.append(Relationship(rel_id, start.id, end.id, rel_type, properties,
                                      element_id, start.element_id, end.element_id))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"          # CI clones the repo with ../shared beside it
 NEO4J6_PATH = REPO / ".cache" / "neo4j6"
 USER, PASSWORD = "neo4j", "password"
 

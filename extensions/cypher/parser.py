@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import ast as A
 from proxy.errors import CypherError, syntax_error
 
+from . import ast as A
 from .tokens import EOF, FLOAT, IDENT, INT, OP, PARAM, QIDENT, STRING, Token, error_at, tokenize
 
 MAX_INT = 2**63 - 1
@@ -395,8 +395,7 @@ class Parser:
 
     def _delete(self, start) -> A.Clause:
         detach = self.at_kw("DETACH")
-        if self.accept_kw("DETACH", "NODETACH"):
-            pass
+        self.accept_kw("DETACH", "NODETACH")
         self.expect_kw("DELETE")
         return A.Delete(self._comma_list(self.expr), detach, span=self.span(start))
 
@@ -436,11 +435,9 @@ class Parser:
         var = self.variable()
         terminator = None
         if self.accept_kw("FIELDTERMINATOR"):
-            tok = self.next()
-            if tok.kind != STRING:
-                self.i -= 1
+            if self.peek().kind != STRING:
                 self.fail("a string")
-            terminator = tok.value
+            terminator = self.next().value
         return A.LoadCSV(source, var, with_headers, terminator, span=self.span(start))
 
     def _finish(self, start) -> A.Clause:
@@ -639,6 +636,8 @@ class Parser:
             op += " WITH"
         elif op == "IS":
             negated = self.accept_kw("NOT")
+            if not negated and self.peek().kind in (IDENT, QIDENT) and not self.at_kw("NULL", "TYPED"):
+                return A.LabelPredicate(left, self.label_expr(colon=False), span=self.span(start))   # n IS Label
             if self.accept_kw("NULL"):
                 return A.IsNull(left, negated, span=self.span(start))
             if not self.accept_op("::"):
@@ -670,8 +669,7 @@ class Parser:
             key = self.name("a property key name")[0]
             return A.Property(left, key, span=self.span(start))
         if tok.value == ":":
-            self.i -= 1
-            return A.LabelPredicate(left, self.label_expr(colon=True), span=self.span(start))
+            return A.LabelPredicate(left, self.label_expr(colon=False), span=self.span(start))
         # '[': index or slice
         lo = None if self.at_op("..") else self.expr()
         if self.accept_op(".."):
@@ -682,6 +680,16 @@ class Parser:
         return A.Index(left, lo, span=self.span(start))
 
     def prefix(self) -> A.Expr:
+        """A primary expression. Inside any bracket a '|' is a label disjunction again."""
+        if not self.no_label_or:
+            return self._primary()
+        self.no_label_or = False
+        try:
+            return self._primary()
+        finally:
+            self.no_label_or = True
+
+    def _primary(self) -> A.Expr:
         tok = self.peek()
         start = tok.start
         kind = tok.kind
@@ -829,7 +837,6 @@ class Parser:
         return A.FunctionCall(name, args, distinct, name_span=name_span, span=self.span(start))
 
     def parenthesized(self) -> A.Expr:
-        start = self.peek().start
         if self._looks_like_node(1):
             saved = self.i
             try:

@@ -16,7 +16,7 @@ def splice(text: str, replacements: Iterable[tuple[Span, str]]) -> str:
     """`text` with each (start, end) span replaced by its new text.
 
     Spans may come in any order; they must lie within the text and must not overlap (an empty
-    span (i, i) inserts at i). Raises ValueError otherwise, since overlapping edits have no
+    span (i, i) inserts at i; insertions at one position keep their given order). Raises ValueError otherwise, since overlapping edits have no
     single meaning.
     """
     edits = sorted(replacements, key=lambda r: (r[0][0], r[0][1]))

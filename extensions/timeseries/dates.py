@@ -10,7 +10,8 @@ two integers that `np.searchsorted` can use:
 
 Accepted arguments: 'YYYY', 'YYYY-M', 'YYYY-MM', 'YYYY-M-D', an integer year, a
 `neo4j.time.Date`/`DateTime`, a Python `date`/`datetime`, or null (an open bound).
-A string names a whole period; a temporal value names the period that contains it.
+A string names a whole period; a temporal value names the period that contains it (a Date on
+hourly data names its whole day).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class DateSpec:
     month: int = 1
     day: int = 1
     hour: int = 0
-    point: bool = False  # a temporal value: use the one period that contains it
+    point: bool = False  # a temporal value: when finer than the data, the period that contains it
 
     def text(self) -> str:
         parts = [f"{self.year:04d}", f"{self.month}", f"{self.day}"][: _RANK[self.granularity] + 1]
@@ -112,7 +113,7 @@ def spec_range(spec: DateSpec, resolution: str, *, where: str = "") -> tuple[int
 
     A string finer than the resolution is an error (it would silently mean its whole period).
     """
-    if spec.point:
+    if spec.point and _RANK[spec.granularity] >= _RANK[resolution]:
         first = period_of(resolution, spec.year, spec.month, spec.day, spec.hour)
         return first, first
     if _RANK[spec.granularity] > _RANK[resolution]:

@@ -73,7 +73,10 @@ def _distinct(values: list) -> tuple[np.ndarray, list]:
     """Factorise a column of argument values: codes per row (-1 for null) and the distinct values."""
     array = np.empty(len(values), dtype=object)
     array[:] = values
-    codes, uniques = pd.factorize(array)
+    try:
+        codes, uniques = pd.factorize(array)
+    except TypeError:  # an unhashable value (a list): resolve every row on its own
+        return np.array([-1 if v is None else i for i, v in enumerate(values)], dtype=np.int64), values
     return codes, list(uniques)
 
 
@@ -136,11 +139,7 @@ class _Evaluator:
         if name in ("ts_first", "ts_last"):
             found = np.flatnonzero(idx >= 0)
             return found, _floats(series.first_last(channel, idx[found], last=name == "ts_last"))
-        def period(value):
-            return _open(resolve_single(value, meta.resolution, where=where), None)[:1]
-
-        columns = [_per_row([row[j] if j < len(row) else None for row in rows], period, (OPEN_LOW,))[:, 0]
-                   for j in range(1, 2 + (name == "ts_delta"))]
+        columns = self._single_periods(rows, 2 if name == "ts_delta" else 1, meta.resolution, where)
         found = np.flatnonzero((idx >= 0) & np.logical_and.reduce([c != OPEN_LOW for c in columns]))
         values = [series.at(channel, idx[found], column[found]) for column in columns]
         return found, _floats(values[0] if name == "ts_at" else values[1] - values[0])
@@ -153,12 +152,24 @@ class _Evaluator:
         period of the start to the last period of the end.
         """
         def periods(value):
-            return _open(None, None) if value is _ABSENT else _open(*resolve_range((value,), resolution, where=where))
+            if value is _ABSENT:
+                return _open(None, None)
+            return _open(*resolve_range((value,), resolution, where=where))
 
         starts = _per_row([row[1] if len(row) > 1 else _ABSENT for row in rows], periods, _open(None, None))
         ends = _per_row([row[2] if len(row) > 2 else _ABSENT for row in rows], periods, _open(None, None))
         one_arg = np.array([len(row) < 3 for row in rows])
         return starts[:, 0], np.where(one_arg, starts[:, 1], ends[:, 1])
+
+    @staticmethod
+    def _single_periods(rows: list[tuple], count: int, resolution: str, where: str) -> list[np.ndarray]:
+        """The period each date argument names (ts_at: one column, ts_delta: two); OPEN_LOW where null."""
+        def period(value):
+            resolved = resolve_single(value, resolution, where=where)
+            return (OPEN_LOW if resolved is None else resolved,)
+
+        return [_per_row([row[j] if j < len(row) else None for row in rows], period, (OPEN_LOW,))[:, 0]
+                for j in range(1, count + 1)]
 
 
 def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:

@@ -91,10 +91,10 @@ def canonical_keys(values: pd.Series) -> pd.Series:
 class _Channel:
     """One channel's arrays: values plus the derived arrays the kernels need, built on first use."""
 
-    def __init__(self, values: np.ndarray, row_key: np.ndarray):
-        self._padded = np.append(values, np.nan)  # reduceat needs an index one past the end
-        self.values = self._padded[:-1]
-        self._row_key = row_key
+    def __init__(self, values: np.ndarray, offsets: np.ndarray):
+        self.padded = np.append(values, np.nan)  # reduceat needs an index one past the end
+        self.values = self.padded[:-1]
+        self._offsets = offsets
         self._lock = threading.Lock()
         self._csum: np.ndarray | None = None
         self._count: np.ndarray | None = None
@@ -107,8 +107,9 @@ class _Channel:
             missing = np.isnan(self.values)
             # Per-key (segmented) cumulative sums: a global cumsum would lose precision on
             # small series late in a big array. Counts are exact integers, so global is fine.
-            csum = pd.Series(np.where(missing, 0.0, self.values)).groupby(self._row_key).cumsum().to_numpy()
-            count = np.zeros(len(self.values) + 1, dtype=np.int64)
+            row_key = np.repeat(np.arange(len(self._offsets) - 1), np.diff(self._offsets))
+            csum = pd.Series(np.where(missing, 0.0, self.values)).groupby(row_key).cumsum().to_numpy()
+            count = np.zeros(len(self.values) + 1, dtype=np.int32 if len(self.values) < 2**31 else np.int64)
             np.cumsum(~missing, out=count[1:])
             self._present = np.flatnonzero(~missing)
             self._count = count
@@ -129,12 +130,8 @@ class _Channel:
         self._derive()
         return self._present
 
-    @property
-    def padded(self) -> np.ndarray:
-        return self._padded
-
     def nbytes(self) -> int:
-        arrays = (self._padded, self._csum, self._count, self._present)
+        arrays = (self.padded, self._csum, self._count, self._present)
         return sum(a.nbytes for a in arrays if a is not None)
 
 
@@ -147,17 +144,22 @@ class LoadedSeries:
 
     def __init__(self, meta: SeriesMeta, keys: np.ndarray, row_key: np.ndarray, times: np.ndarray,
                  values: dict[str, np.ndarray]):
+        """`row_key` indexes the sorted `keys`; rows may come in any order (sorted here if needed)."""
         self.meta = meta
         self.keys = keys
         self._index = pd.Index(keys)
-        self.times = times
-        self.offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(row_key, minlength=len(keys)), out=self.offsets[1:])
         self.tmin = int(times.min()) if len(times) else 0
         self.tmax = int(times.max()) if len(times) else 0
         self._stride = self.tmax - self.tmin + 2
         self._composite = row_key.astype(np.int64) * self._stride + (times - self.tmin)
-        self._channels = {name: _Channel(array, row_key) for name, array in values.items()}
+        if len(times) > 1 and not (self._composite[1:] > self._composite[:-1]).all():
+            order = np.argsort(self._composite, kind="stable")
+            self._composite, row_key, times = self._composite[order], row_key[order], times[order]
+            values = {name: array[order] for name, array in values.items()}
+        self.times = times.astype(np.int32)  # period numbers up to year 9999 in hours fit
+        self.offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(row_key, minlength=len(keys)), out=self.offsets[1:])
+        self._channels = {name: _Channel(array, self.offsets) for name, array in values.items()}
 
     @property
     def rows(self) -> int:
@@ -271,7 +273,7 @@ class TimeseriesStore:
         entry = self._cache.get(label)
         if entry is not None and entry.token == self._token(label):
             return entry.series.meta
-        return _read_meta(self._resolve(label))
+        return _read_meta(self._resolve(label, self._token(label)))
 
     def series(self, label: str) -> LoadedSeries:
         """The label's arrays: cached, reloaded when the files change. KeyError if no store."""
@@ -288,7 +290,7 @@ class TimeseriesStore:
                 if token is None:
                     raise KeyError(f"No timeseries store for label {label!r} under {self.root}")
                 try:
-                    loaded = _load(self._resolve(label))
+                    loaded = _load(self._resolve(label, token))
                 except FileNotFoundError:
                     continue
                 self._cache[label] = _Entry(token, loaded)
@@ -317,11 +319,11 @@ class TimeseriesStore:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
-    def _resolve(self, label: str) -> Path:
-        if not _valid_label(label):
-            raise KeyError(f"Invalid timeseries label {label!r}")
-        path = self.root / label
-        return self.root / os.readlink(path) if path.is_symlink() else path
+    def _resolve(self, label: str, token) -> Path:
+        """The directory holding the generation `token` names (a link target, else the label dir)."""
+        if token is None or not _valid_label(label):
+            raise KeyError(f"No timeseries store for label {label!r} under {self.root}")
+        return self.root / token if isinstance(token, str) else self.root / label
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -338,7 +340,8 @@ class TimeseriesStore:
         link = self.root / label
         temp_link = self.root / f".{generation}.link"
         with self._lock_for(label):
-            previous = self._resolve(label) if (link.is_symlink() or link.is_dir()) else None
+            token = self._token(label)
+            previous = None if token is None else self._resolve(label, token)
             try:
                 target.mkdir()
                 pq.write_table(table, target / SERIES_FILE)
@@ -421,7 +424,7 @@ def _prepare(label: str, frame: pd.DataFrame, key_property: str, resolution: str
 
 
 def _load(directory: Path) -> LoadedSeries:
-    """Read one generation directory into a LoadedSeries (sorted by canonical key, period)."""
+    """Read one generation directory into a LoadedSeries."""
     meta = _read_meta(directory)
     table = pq.read_table(directory / SERIES_FILE, columns=["key", "time", *meta.channels])
     encoded = pc.dictionary_encode(table.column("key").combine_chunks())
@@ -434,10 +437,6 @@ def _load(directory: Path) -> LoadedSeries:
         time_array = pd.to_datetime(time_array).to_numpy(dtype="datetime64[s]")
     times = periods_from_datetimes(meta.resolution, time_array)
     values = {name: table.column(name).cast(pa.float64()).to_numpy() for name in meta.channels}
-    composite = row_key.astype(np.int64) * (int(times.max() - times.min()) + 2 if len(times) else 1) + times
-    if len(composite) > 1 and not (np.diff(composite) > 0).all():
-        order = np.argsort(composite, kind="stable")
-        row_key, times = row_key[order], times[order]
-        values = {name: array[order] for name, array in values.items()}
-    values = {name: np.ascontiguousarray(array, dtype=np.float64) for name, array in values.items()}
+    del table, encoded
+    pa.default_memory_pool().release_unused()  # return Arrow's read buffers to the OS
     return LoadedSeries(meta, keys.astype(object), row_key, times, values)

@@ -9,7 +9,7 @@ import pytest
 from neo4j.exceptions import ClientError, CypherSyntaxError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.spatial import WGS84Point
-from neo4j.time import Date, DateTime, Duration, Time
+from neo4j.time import Date, DateTime, Time
 
 from tests.harness import PASSWORD, USER
 

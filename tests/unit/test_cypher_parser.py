@@ -118,6 +118,7 @@ def test_dotted_function_names_keep_namespace():
     ("s ENDS WITH 'a'", A.BinaryOp("ENDS WITH", A.Variable("s"), A.Literal("a"))),
     ("s =~ 'a.*'", A.BinaryOp("=~", A.Variable("s"), A.Literal("a.*"))),
     ("n:A:B", A.LabelPredicate(A.Variable("n"), A.LabelAnd(A.LabelName("A"), A.LabelName("B"), ":"))),
+    ("n IS A", A.LabelPredicate(A.Variable("n"), A.LabelName("A"))),
     ("n:A|B", A.LabelPredicate(A.Variable("n"), A.LabelOr(A.LabelName("A"), A.LabelName("B")))),
     ("l[0]", A.Index(A.Variable("l"), A.Literal(0))),
     ("l[1..]", A.Slice(A.Variable("l"), A.Literal(1), None)),

@@ -42,7 +42,7 @@ def _compound(children):
         st.tuples(children, KEYS).map(lambda t: f"({t[0]}).{t[1]}"),
         st.tuples(children, children).map(lambda t: f"({t[0]})[{t[1]}]"),
         st.tuples(children, children).map(lambda t: f"({t[0]})[{t[1]}..]"),
-        st.tuples(NAMES, st.sampled_from(["A", "A:B", "A|B", "!A&B"])).map(lambda t: f"{t[0]}:{t[1]}"),
+        st.tuples(NAMES, st.sampled_from(["A", "A:B", "A|B", "!A&B"])).map(lambda t: f"({t[0]}:{t[1]})"),
         st.tuples(FUNCS, st.lists(children, max_size=3)).map(lambda t: f"{t[0]}({', '.join(t[1])})"),
         st.lists(children, max_size=3).map(lambda xs: f"[{', '.join(xs)}]"),
         st.lists(st.tuples(KEYS, children), max_size=3)
@@ -102,15 +102,13 @@ def test_rendered_queries_reparse_equal(text):
     ("RETURN (a < b) < c", "RETURN (a < b) < c"),
     ("RETURN -(1)", "RETURN -(1)"),
     ("RETURN `count`(x), count(y), `my var`", "RETURN count(x), count(y), `my var`"),
-    ("RETURN 'it''s' + \"q\\\"\"", "RETURN 'it' + 's' + 'q\"'"),
+    ("RETURN \"it's\" + \"q\\\"\"", "RETURN 'it\\'s' + 'q\"'"),
     ("MATCH (a)<-[:R*2]-(b)-[*1..]->(c) RETURN a", "MATCH (a)<-[:R*2]-(b)-[*1..]->(c) RETURN a"),
 ])
 def test_render_examples(text, rendered):
-    try:
-        tree = parse(text)
-    except Exception:
-        pytest.skip("not valid Cypher")
-    assert render(tree) == rendered or parse(render(tree)) == tree
+    tree = parse(text)
+    assert render(tree) == rendered
+    assert parse(rendered) == tree
 
 
 # ---------------------------------------------------------------- splice
@@ -145,4 +143,4 @@ def test_splice_matches_piecewise_rebuild(text, data):
         expected += text[pos:s] + new
         pos = e
     expected += text[pos:]
-    assert splice(text, list(zip(spans, news))[::-1]) == expected
+    assert splice(text, list(zip(spans, news))) == expected

@@ -1,4 +1,4 @@
-"""Parse every query of the openCypher TCK (/work/shared/tck).
+"""Parse every query of the openCypher TCK (../shared/tck beside the repo).
 
 Valid queries (all but those marked "SyntaxError ... at compile time") must parse. Queries the
 TCK marks as compile-time SyntaxErrors must be rejected by the parser unless their error is
@@ -9,12 +9,13 @@ them with Neo4j's own message.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from extensions.cypher.parser import parse
+from extensions.cypher import ast as A
+from extensions.cypher import parse, render
 from proxy.errors import CypherError
+from tests.harness import SHARED
 
-TCK = Path("/work/shared/tck")
+TCK = SHARED / "tck"
 
 # Error kinds that are about grammar, not meaning: the parser must reject these queries.
 SYNTACTIC = {"UnexpectedSyntax", "InvalidNumberLiteral", "IntegerOverflow", "FloatingPointOverflow",
@@ -23,8 +24,17 @@ SYNTACTIC = {"UnexpectedSyntax", "InvalidNumberLiteral", "IntegerOverflow", "Flo
 # Valid TCK queries the parser does not accept, with the reason. Keep this empty if possible.
 ALLOWED_FAILURES: dict[str, str] = {}
 
-# Grammar-level TCK errors the parser accepts, with the reason (checked by the backend).
-ACCEPTED_SYNTAX_ERRORS: dict[str, str] = {}
+# Grammar-level TCK errors the parser accepts, keyed by test-id prefix, with the reason. The
+# backend rejects them with Neo4j's message; the proxy needs no second opinion.
+ACCEPTED_SYNTAX_ERRORS: dict[str, str] = {
+    "clauses/call/Call5.feature::Scenario: [7]":
+        "YIELD * is grammatical; only standalone CALL may use it (a scoping rule)",
+    "expressions/list/List6.feature::Scenario Outline: [6]":
+        "pattern expressions outside WHERE (size((a)-->())) are openCypher 9 grammar; "
+        "Neo4j 5 rejects them semantically",
+    "expressions/pattern/Pattern1.feature::Scenario: [2":
+        "same: pattern expression used as a value in RETURN/WITH/SET",
+}
 
 
 def _docstring(lines: list[str], i: int) -> tuple[str, int]:
@@ -117,5 +127,26 @@ def test_tck_syntax_errors_rejected():
     left_for_backend = [a for a in accepted if a[2] not in SYNTACTIC]
     print(f"\nTCK compile-time SyntaxErrors rejected by the parser: {len(INVALID) - len(accepted)}/{len(INVALID)}; "
           f"{len(left_for_backend)} semantic ones left for the backend")
-    must_reject = [a for a in accepted if a[2] in SYNTACTIC and a[0] not in ACCEPTED_SYNTAX_ERRORS]
+    must_reject = [a for a in accepted if a[2] in SYNTACTIC
+                   and not any(a[0].startswith(prefix) for prefix in ACCEPTED_SYNTAX_ERRORS)]
     assert not must_reject, "\n\n".join(f"{t} ({e})\n{q}" for t, q, e in must_reject)
+
+
+def _check_spans(text: str, node: A.Node) -> None:
+    for child in node.children():
+        assert node.span[0] <= child.span[0] <= child.span[1] <= node.span[1], (text, node, child)
+        _check_spans(text, child)
+    if isinstance(node, A.Variable):
+        assert text[node.span[0]:node.span[1]] in (node.name, "`" + node.name.replace("`", "``") + "`")
+    elif isinstance(node, A.FunctionCall):
+        assert "".join(text[node.name_span[0]:node.name_span[1]].split()) == node.name
+
+
+def test_tck_spans_and_render_round_trip():
+    """Over every valid TCK query: spans nest and name their source; render re-parses equal."""
+    for tid, query in VALID:
+        tree = parse(query)
+        assert tree.span[1] <= len(query)
+        _check_spans(query, tree)
+        rendered = render(tree)
+        assert parse(rendered) == tree, (tid, query, rendered)

@@ -52,6 +52,12 @@ def test_temporal_values_select_the_period_containing_them():
     assert resolve_single(neo4j.time.DateTime(2020, 3, 15, 7, 30), "hour") == day(2020, 3, 15) * 24 + 7
 
 
+def test_a_date_value_on_hourly_data_is_its_whole_day():
+    d = day(2020, 2, 29) * 24
+    assert resolve_range((neo4j.time.Date(2020, 2, 29),), "hour") == (d, d + 23)
+    assert resolve_range((dt.date(2020, 2, 28), dt.date(2020, 2, 29)), "hour") == (d - 24, d + 23)
+
+
 def test_leap_day_is_valid_only_in_leap_years():
     assert resolve_single("2020-2-29", "day") == day(2020, 2, 29)
     with pytest.raises(CypherError, match="has no day 29"):

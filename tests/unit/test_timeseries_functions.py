@@ -3,7 +3,6 @@
 import math
 
 import neo4j.time
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -168,6 +167,8 @@ def test_date_errors_name_the_resolution_or_the_forms(ext):
         run(ext, "ts_sum", (ref(1), "2020-13"))
     with pytest.raises(CypherError, match="Accepted forms"):
         run(ext, "ts_sum", (ref(1), "abc", None))
+    with pytest.raises(CypherError, match="Invalid date argument \\[2020\\] of type list"):
+        run(ext, "ts_sum", (ref(1), [2020]))
 
 
 def test_first_argument_must_be_a_channel(ext):
@@ -239,3 +240,17 @@ def test_vectorised_matches_pandas(tmp_path_factory, rows, qs):
         node = PropertyRef(NodeRef(k, str(k), ("P",), {"id": k}), "v")
         expected = [None, None] if present.empty else [present.iloc[0], present.iloc[-1]]
         assert [exts["ts_first"].evaluate([(node,)])[0], exts["ts_last"].evaluate([(node,)])[0]] == expected
+
+
+def test_hourly_data(tmp_path):
+    store = TimeseriesStore(tmp_path)
+    times = pd.date_range("2020-02-28T22:00", periods=4, freq="h")
+    store.write("Meter", pd.DataFrame({"key": "m", "time": times, "kw": [1.0, 2.0, 4.0, 8.0]}),
+                key_property="id", resolution="hour")
+    exts = {e.name: e for e in timeseries_extensions(store)}
+    meter = PropertyRef(NodeRef(1, "e", ("Meter",), {"id": "m"}), "kw")
+    assert exts["ts_sum"].evaluate([(meter, "2020-2-28"), (meter, neo4j.time.Date(2020, 2, 29))]) == [3.0, 12.0]
+    assert exts["ts_at"].evaluate([(meter, neo4j.time.DateTime(2020, 2, 29, 1, 30))]) == [8.0]
+    [points] = exts["ts_series"].evaluate([(meter, "2020-2-29")])
+    assert points == [{"time": neo4j.time.DateTime(2020, 2, 29, 0, 0, 0), "value": 4.0},
+                      {"time": neo4j.time.DateTime(2020, 2, 29, 1, 0, 0), "value": 8.0}]

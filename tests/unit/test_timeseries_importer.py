@@ -1,7 +1,6 @@
 """Importing CSV / Parquet into the store: validation with row numbers, progress, atomicity, the CLI."""
 
 import argparse
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,8 +10,9 @@ from extensions.timeseries import TimeseriesStore, timeseries_extensions
 from extensions.timeseries.importer import (
     TimeseriesImportError, add_import_arguments, import_timeseries, run_import,
 )
+from tests.harness import SHARED
 
-SODIR_MONTHLY = Path("/work/shared/data/sodir/sodir_current/field_production_monthly.csv")
+SODIR_MONTHLY = SHARED / "data" / "sodir" / "sodir_current" / "field_production_monthly.csv"
 CSV = ("\ufefffield,year,month,oil,gas\n"
        "100,2020,1,1.5,10\n"
        "100,2020,2,,11\n"

@@ -4,7 +4,6 @@ import json
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -84,6 +83,28 @@ def test_rewrite_is_seen_by_other_store_instances(store):
     assert reader.series("P") is after
     # the old generation is cleaned up; only the current one remains
     assert len(list((store.root / ".versions").iterdir())) == 1
+
+
+def test_readers_see_whole_generations_while_a_writer_rewrites(store):
+    store.write("P", frame(scale=1.0), key_property="id", resolution="month")
+    readers = [TimeseriesStore(store.root) for _ in range(3)]
+    seen, stop = set(), threading.Event()
+
+    def read(reader):
+        while not stop.is_set():
+            values = reader.series("P").channel("oil").values
+            seen.add(float(values[1]) / 11)   # every row scales together: 11 * scale
+            assert list(values / values[1] * 11) == [10, 11, 12, 20, 21, 22]
+
+    with ThreadPoolExecutor(3) as pool:
+        futures = [pool.submit(read, r) for r in readers]
+        for scale in (2.0, 3.0, 4.0, 5.0):
+            store.write("P", frame(scale=scale), key_property="id", resolution="month")
+        stop.set()
+        for f in futures:
+            f.result()
+    assert seen <= {1.0, 2.0, 3.0, 4.0, 5.0} and 5.0 in {float(r.series("P").channel("oil").values[1]) / 11
+                                                           for r in readers}
 
 
 def test_failed_write_leaves_the_old_store_intact(store):

@@ -1,0 +1,14 @@
+"""The extensions this server offers, built from the stores in its data directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extensions.registry import Registry
+from extensions.timeseries.functions import timeseries_extensions
+from extensions.timeseries.store import TimeseriesStore, default_root
+
+
+def build_registry(data_dir: Path) -> Registry:
+    """Every extension, reading its store under `data_dir` (timeseries: `<data_dir>/timeseries`)."""
+    return Registry(timeseries_extensions(TimeseriesStore(default_root(data_dir))))

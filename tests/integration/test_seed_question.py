@@ -1,0 +1,78 @@
+"""The seed question on the demo graph, through the real driver, checked against pandas.
+
+"How much smaller is the TROLL field's production typically during the summer months
+compared with the rest of the year?" - describe() + one query.
+"""
+
+from __future__ import annotations
+
+import math
+
+import neo4j
+import pandas as pd
+import pytest
+
+from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+
+SEED_QUERY = """
+MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile)
+UNWIND range(2015, 2024) AS year
+WITH p, year, toString(year) AS y
+WITH p, year, ts_avg(p.prd_oe_net, y) AS yearly_avg,
+     ts_avg(p.prd_oe_net, y + '-6', y + '-8') AS summer_avg
+WHERE yearly_avg > 0
+WITH year, summer_avg / yearly_avg AS ratio
+RETURN avg(ratio) AS mean_ratio, std(ratio) AS std_ratio, count(ratio) AS n_years,
+       1.0 - avg(ratio) AS mean_reduction
+"""
+
+
+@pytest.fixture(scope="module")
+def demo():
+    with ProxyProcess(command="demo") as process:
+        yield process
+
+
+def _expected() -> dict:
+    """The same computation done independently on Sodir's CSV with pandas."""
+    csv = REPO / "examples" / "sodir" / "sodir_current" / "field_production_monthly.csv.gz"
+    frame = pd.read_csv(csv, encoding="utf-8-sig")
+    troll = frame[(frame.prfInformationCarrier == "TROLL") & frame.prfYear.between(2015, 2024)]
+    ratios = []
+    for _, months in troll.groupby("prfYear"):
+        yearly = months.prfPrdOeNetMillSm3.mean()
+        summer = months[months.prfMonth.between(6, 8)].prfPrdOeNetMillSm3.mean()
+        if yearly > 0:
+            ratios.append(summer / yearly)
+    series = pd.Series(ratios)
+    return {"mean_ratio": series.mean(), "std_ratio": series.std(ddof=1), "n_years": len(series),
+            "mean_reduction": 1.0 - series.mean()}
+
+
+def test_seed_query_matches_pandas(demo):
+    expected = _expected()
+    with neo4j.GraphDatabase.driver(demo.uri, auth=(USER, PASSWORD)) as driver:
+        records, summary, keys = driver.execute_query(SEED_QUERY)
+    assert keys == ["mean_ratio", "std_ratio", "n_years", "mean_reduction"]
+    row = records[0]
+    assert row["n_years"] == expected["n_years"] == 10
+    for key in ("mean_ratio", "std_ratio", "mean_reduction"):
+        assert math.isclose(row[key], expected[key], rel_tol=1e-9), (key, row[key], expected[key])
+    assert 0 < row["mean_reduction"] < 0.5          # summer production is lower, not absent
+
+
+def test_seed_query_explain(demo):
+    with neo4j.GraphDatabase.driver(demo.uri, auth=(USER, PASSWORD)) as driver:
+        summary = driver.execute_query("EXPLAIN " + SEED_QUERY).summary
+    assert summary.plan is not None
+    assert summary.query_type == "r"
+
+
+def test_unknown_channel_teaches(demo):
+    with neo4j.GraphDatabase.driver(demo.uri, auth=(USER, PASSWORD)) as driver:
+        with pytest.raises(neo4j.exceptions.ClientError) as info:
+            driver.execute_query("MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile) "
+                                 "RETURN ts_avg(p.production) AS avg")
+    assert info.value.code == "Neo.ClientError.Statement.ArgumentError"
+    assert "Unknown channel 'production' on ProductionProfile" in info.value.message
+    assert "prd_oe_net" in info.value.message

@@ -1,0 +1,145 @@
+"""ts_* functions through the real driver: data imported with `cypher-proxy ts import`,
+nodes created through the proxy, values checked by hand-computed expectations."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import neo4j
+import pytest
+from neo4j.exceptions import ClientError
+from neo4j.time import Date
+
+from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+
+SENSOR_CSV = """sensor,date,temp
+s1,2020-02-27,1.0
+s1,2020-02-28,2.0
+s1,2020-02-29,4.0
+s1,2020-03-01,
+s1,2020-03-02,8.0
+s2,2021-02-27,10.0
+s2,2021-02-28,20.0
+s2,2021-03-01,30.0
+"""
+
+METER_CSV = """meter,year,month,kwh
+m1,2019,11,5
+m1,2019,12,7
+m1,2020,1,11
+m1,2020,2,
+m1,2020,3,13
+"""
+
+
+def _import(data_dir, source, *flags):
+    done = subprocess.run([sys.executable, "-m", "proxy", "ts", "import", str(source),
+                           "--data-dir", str(data_dir), *flags],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def ts_driver(tmp_path_factory):
+    data_dir = tmp_path_factory.mktemp("ts")
+    (data_dir / "sensor.csv").write_text(SENSOR_CSV)
+    (data_dir / "meter.csv").write_text(METER_CSV)
+    _import(data_dir, data_dir / "sensor.csv", "--label", "Sensor", "--key-column", "sensor",
+            "--channel", "temp", "--date-column", "date", "--resolution", "day")
+    _import(data_dir, data_dir / "meter.csv", "--label", "Meter", "--key-column", "meter",
+            "--key-property", "code", "--channel", "kwh", "--year-column", "year",
+            "--month-column", "month", "--unit", "kwh=kWh")
+    with ProxyProcess(data_dir=data_dir) as process, \
+            neo4j.GraphDatabase.driver(process.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("CREATE (:Sensor {id: 's1'}), (:Sensor {id: 's2'}), (:Sensor {id: 'nope'}), "
+                             "(:Meter {code: 'm1'}), (:Other {id: 's1'})")
+        yield driver
+
+
+def one(driver, expression: str, node: str = "MATCH (s:Sensor {id: 's1'})", **params):
+    records, _, _ = driver.execute_query(f"{node} RETURN {expression} AS v", **params)
+    assert len(records) == 1
+    return records[0]["v"]
+
+
+METER = "MATCH (m:Meter {code: 'm1'})"
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("ts_sum(s.temp, '2020-2')", 7.0),
+    ("ts_count(s.temp, '2020-2')", 3),
+    ("ts_avg(s.temp, '2020-2')", 7.0 / 3),
+    ("ts_sum(s.temp, '2020-2-29')", 4.0),                 # leap day as a whole period
+    ("ts_at(s.temp, '2020-2-29')", 4.0),
+    ("ts_sum(s.temp, null, '2020-2-28')", 3.0),           # open start
+    ("ts_sum(s.temp, '2020-2-29', null)", 12.0),          # open end, NaN on 03-01 skipped
+    ("ts_sum(s.temp)", 15.0),
+    ("ts_count(s.temp, '2020-3')", 1),                    # the NaN day does not count
+    ("ts_avg(s.temp, '2020-3')", 8.0),
+    ("ts_at(s.temp, '2020-3-1')", None),                  # missing value
+    ("ts_min(s.temp, 2020)", 1.0),
+    ("ts_max(s.temp, 2020)", 8.0),
+    ("ts_first(s.temp)", 1.0),
+    ("ts_last(s.temp)", 8.0),
+    ("ts_delta(s.temp, '2020-2-27', '2020-3-2')", 7.0),
+])
+def test_daily_functions(ts_driver, expression, expected):
+    value = one(ts_driver, expression)
+    if isinstance(expected, float):
+        assert math.isclose(value, expected, rel_tol=1e-12)
+    else:
+        assert value == expected
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("ts_sum(s.temp, '2019')", 0.0),
+    ("ts_count(s.temp, '2019')", 0),
+    ("ts_avg(s.temp, '2019')", None),
+    ("ts_min(s.temp, '2019')", None),
+    ("ts_max(s.temp, '2019')", None),
+])
+def test_empty_range(ts_driver, expression, expected):
+    assert one(ts_driver, expression) == expected
+
+
+def test_series(ts_driver):
+    series = one(ts_driver, "ts_series(s.temp, '2020-2-28', '2020-3-2')")
+    assert series == [{"time": Date(2020, 2, 28), "value": 2.0}, {"time": Date(2020, 2, 29), "value": 4.0},
+                      {"time": Date(2020, 3, 2), "value": 8.0}]
+
+
+def test_monthly_store_with_other_key_property(ts_driver):
+    assert one(ts_driver, "ts_avg(m.kwh, 2020)", METER) == 12.0
+    assert one(ts_driver, "ts_avg(m.kwh, '2019-12', '2020-1')", METER) == 9.0
+    assert one(ts_driver, "ts_at(m.kwh, date('2020-01-15'))", METER) == 11.0   # temporal picks its month
+    assert one(ts_driver, "ts_at(m.kwh, $d)", METER, d=Date(2019, 11, 3)) == 5.0
+
+
+def test_nodes_without_series_give_null(ts_driver):
+    assert one(ts_driver, "ts_avg(s.temp)", "MATCH (s:Sensor {id: 'nope'})") is None
+    assert one(ts_driver, "ts_avg(s.temp)", "MATCH (s:Other {id: 's1'})") is None
+
+
+def test_many_rows_and_functions_in_one_query(ts_driver):
+    records, _, _ = ts_driver.execute_query(
+        "MATCH (s:Sensor) WHERE s.id IN ['s1', 's2'] "
+        "RETURN s.id AS id, ts_sum(s.temp) AS total, ts_count(s.temp, '2021-2') AS feb21 ORDER BY id")
+    assert [(r["id"], r["total"], r["feb21"]) for r in records] == [("s1", 15.0, 0), ("s2", 60.0, 2)]
+
+
+@pytest.mark.parametrize("expression, node, fragments", [
+    ("ts_avg(s.power)", "MATCH (s:Sensor {id: 's1'})", ["Unknown channel 'power' on Sensor", "Available: temp"]),
+    ("ts_avg(m.kwh, '2020-1-15')", METER, ["month"]),                       # finer than the data
+    ("ts_avg(s.temp, 'abc')", "MATCH (s:Sensor {id: 's1'})", ["'abc'", "YYYY"]),
+    ("ts_avg(s.temp, '2021-2-29')", "MATCH (s:Sensor {id: 's1'})", ["2021-2-29"]),   # no such day
+    ("ts_at(m.kwh, '2020')", METER, ["YYYY-M"]),                            # not one period
+    ("ts_avg(s.temp, '2020', '2021', '2022')", "MATCH (s:Sensor {id: 's1'})", ["ts_avg"]),   # arity
+])
+def test_errors_teach(ts_driver, expression, node, fragments):
+    with pytest.raises(ClientError) as info:
+        one(ts_driver, expression, node)
+    assert info.value.code == "Neo.ClientError.Statement.ArgumentError"
+    for fragment in fragments:
+        assert fragment in info.value.message

@@ -1,0 +1,116 @@
+"""FalkorDB dialect bridges, each checked differentially on a real FalkorDB: the Neo4j-style
+query through the planner returns what a hand-written FalkorDB query returns."""
+
+from __future__ import annotations
+
+import pytest
+
+from extensions.cypher.parser import parse
+from extensions.planner import ExtensionPlanner
+from proxy.backends.falkordb import FalkorDBBackend
+from proxy.errors import CypherError
+from tests.unit.test_planner_support import RecordingRunner, registry, rows
+
+AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
+
+
+@pytest.fixture(scope="module")
+async def runner(tmp_path_factory):
+    db = FalkorDBBackend(tmp_path_factory.mktemp("dialect"), persistent=False)
+    await db.start()
+    runner = RecordingRunner(db, await db.authenticate(AUTH))
+    await rows(await runner.run("CREATE (:A {x: 1})-[:R]->(:B {x: 2}), (:C {x: 3}), (:A:B {x: 4}), "
+                                "(:D {x: 5})-[:R]->(:D {x: 6})-[:S]->(:A {x: 7})", {}))
+    yield runner
+    await db.stop()
+
+
+@pytest.fixture(scope="module")
+def planner():
+    return ExtensionPlanner(registry(), backend_kind="falkordb")
+
+
+BRIDGES = [
+    # elementId -> toString(id()), and a seekable equality / IN
+    ("MATCH (n {x: 1}) RETURN elementId(n) AS e", "MATCH (n {x: 1}) RETURN toString(id(n)) AS e"),
+    ("MATCH (m {x: 2}) WITH elementId(m) AS e MATCH (n) WHERE elementId(n) = e RETURN n.x",
+     "MATCH (n) WHERE n.x = 2 RETURN n.x"),
+    ("MATCH (m) WHERE m.x IN [1, 3] WITH collect(elementId(m)) AS ids "
+     "MATCH (n) WHERE elementId(n) IN ids RETURN n.x ORDER BY n.x",
+     "MATCH (n) WHERE n.x IN [1, 3] RETURN n.x ORDER BY n.x"),
+    ("MATCH ()-[r:S]->() RETURN elementId(r) AS e", "MATCH ()-[r:S]->() RETURN toString(id(r)) AS e"),
+    # label expressions in MATCH and WHERE
+    ("MATCH (n:A|C) RETURN n.x ORDER BY n.x", "MATCH (n) WHERE n:A OR n:C RETURN n.x ORDER BY n.x"),
+    ("MATCH (n:A|C) WHERE n.x > 1 RETURN n.x ORDER BY n.x",
+     "MATCH (n) WHERE (n:A OR n:C) AND n.x > 1 RETURN n.x ORDER BY n.x"),
+    ("MATCH (n:A&B) RETURN n.x", "MATCH (n:A:B) RETURN n.x"),
+    ("MATCH (n:!A) RETURN n.x ORDER BY n.x", "MATCH (n) WHERE NOT n:A RETURN n.x ORDER BY n.x"),
+    ("MATCH (:A|D)-[:R]->(m) RETURN m.x ORDER BY m.x", "MATCH (a)-[:R]->(m) WHERE a:A OR a:D RETURN m.x ORDER BY m.x"),
+    ("MATCH (n) WHERE n:B|C RETURN n.x ORDER BY n.x", "MATCH (n) WHERE n:B OR n:C RETURN n.x ORDER BY n.x"),
+    ("MATCH (n) RETURN n.x, n:A|B AS ab ORDER BY n.x", "MATCH (n) RETURN n.x, (n:A OR n:B) AS ab ORDER BY n.x"),
+    # EXISTS / COUNT subqueries
+    ("MATCH (n) WHERE EXISTS { (n)-[:R]->() } RETURN n.x ORDER BY n.x",
+     "MATCH (n) WHERE (n)-[:R]->() RETURN n.x ORDER BY n.x"),
+    ("MATCH (n) WHERE NOT EXISTS { MATCH (n)-->(m:A) } RETURN n.x ORDER BY n.x",
+     "MATCH (n) WHERE NOT (n)-->(:A) RETURN n.x ORDER BY n.x"),
+    ("MATCH (n) WHERE exists((n)-[:S]->(m)) RETURN n.x", "MATCH (n) WHERE (n)-[:S]->() RETURN n.x"),
+    ("MATCH (n) RETURN n.x, EXISTS { (n)-->(m) WHERE m.x > 2 } AS e ORDER BY n.x",
+     "MATCH (n) RETURN n.x, size([(n)-->(m) WHERE m.x > 2 | 1]) > 0 AS e ORDER BY n.x"),
+    ("MATCH (n) RETURN n.x, COUNT { (n)--() } AS c ORDER BY n.x",
+     "MATCH (n) RETURN n.x, size([(n)--(m) | m]) AS c ORDER BY n.x"),
+    # CALL (x) { } scope clause
+    ("MATCH (n:D) CALL (n) { MATCH (n)-->(m) RETURN m.x AS y } RETURN n.x, y ORDER BY n.x",
+     "MATCH (n:D) CALL { WITH n MATCH (n)-->(m) RETURN m.x AS y } RETURN n.x, y ORDER BY n.x"),
+    # temporal: date(datetime()) is today's date; datetime(string) parses like localdatetime
+    ("RETURN date(datetime()) = date() AS same", "RETURN true AS same"),
+    ("RETURN datetime('2020-01-02T03:04:05').year AS y, datetime().year > 2000 AS now",
+     "RETURN localdatetime('2020-01-02T03:04:05').year AS y, true AS now"),
+]
+
+
+@pytest.mark.parametrize("neo4j_query, falkordb_query", BRIDGES)
+async def test_bridge_matches_hand_written_query(planner, runner, neo4j_query, falkordb_query):
+    bridged = await rows(await planner.execute(neo4j_query, {}, runner))
+    expected = await rows(await runner.run(falkordb_query, {}))
+    assert bridged == expected
+    assert bridged, "a bridge test must return rows"
+
+
+async def test_seek_stays_a_seek(planner, runner):
+    await rows(await planner.execute("MATCH (n) WHERE elementId(n) = $id RETURN n.x", {"id": "0"}, runner))
+    assert runner.queries[-1][0] == "MATCH (n) WHERE id(n) = toInteger($id) RETURN n.x"
+
+
+def test_bridges_never_apply_to_neo4j():
+    planner = ExtensionPlanner(registry(), backend_kind="neo4j")
+    for query, _ in BRIDGES:
+        assert planner.plan(query) is None
+
+
+def test_unparsable_bridge_candidate_passes_through(planner):
+    assert planner.plan("MATCH (n:A|B) RETURN n ORDER BY") is None
+
+
+def test_unparsable_extension_query_reports_the_syntax_error(planner):
+    with pytest.raises(CypherError) as info:
+        planner.plan("MATCH (n) RETURN ts_avg(n.x, ")
+    assert info.value.code == "Neo.ClientError.Statement.SyntaxError"
+
+
+@pytest.mark.parametrize("query, error", [
+    ("MATCH (n) WHERE n.name =~ 'A.*' RETURN n", "does not currently support =~"),
+    ("MATCH (n) WHERE n.x IS :: INTEGER RETURN n", ""),
+    ("MATCH (n) WHERE EXISTS { (n)-->(m) WHERE m.x > 2 } RETURN n", ""),
+    ("MATCH (n) WHERE COUNT { (n)-->() } > 1 RETURN n", ""),
+    ("SHOW INDEXES", ""),
+])
+async def test_unbridgeable_reach_falkordb_unchanged(planner, runner, query, error):
+    plan = planner.plan(query)
+    assert plan is None or plan.text == query
+    with pytest.raises(CypherError) as info:
+        await rows(await planner.execute(query, {}, runner))
+    assert error in info.value.message
+
+
+def test_parse_is_shared_with_parser_cache():
+    assert parse("MATCH (n:A|B) RETURN n") is parse("MATCH (n:A|B) RETURN n")

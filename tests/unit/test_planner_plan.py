@@ -1,0 +1,194 @@
+"""The planner over a real embedded FalkorDB: pass-through, probe -> compute -> bind, errors.
+
+A `RecordingRunner` wraps the real backend so the tests can assert on exactly what text
+reached the database and how many round trips were made.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from extensions.planner import ExtensionPlanner
+from proxy.backends.base import TxConfig
+from proxy.backends.falkordb import FalkorDBBackend
+from proxy.errors import CypherError
+from tests.unit.test_planner_support import (CALLS, GRAPH, SEED, RecordingRunner, registry, rows,
+                                             seed_expected, ts_avg_value)
+
+AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
+
+
+@pytest.fixture(scope="module")
+async def backend(tmp_path_factory):
+    db = FalkorDBBackend(tmp_path_factory.mktemp("planner"), persistent=False)
+    await db.start()
+    creds = await db.authenticate(AUTH)
+    runner = RecordingRunner(db, creds)
+    await (await runner.run(GRAPH, {})).consume()
+    yield db, creds
+    await db.stop()
+
+
+@pytest.fixture
+def planner():
+    return ExtensionPlanner(registry(), backend_kind="falkordb")
+
+
+@pytest.fixture
+def runner(backend):
+    db, creds = backend
+    return RecordingRunner(db, creds)
+
+
+async def test_no_extension_passes_through_unchanged_in_one_call(planner, runner):
+    query = "MATCH (p:ProductionProfile)  // ts_avg(p.x) in a comment\nRETURN count(p) AS n"
+    assert await rows(await planner.execute(query, {}, runner)) == [[3]]
+    assert runner.queries == [(query, {})]
+
+
+async def test_std_is_spliced_to_stdev_without_probes(planner, runner):
+    result = await planner.execute("UNWIND [1, 2, 3] AS x RETURN std(x) AS s", {}, runner)
+    assert await rows(result) == [[1.0]]
+    assert [q for q, _ in runner.queries] == ["UNWIND [1, 2, 3] AS x RETURN stDev(x) AS s"]
+
+
+async def test_seed_query_matches_python(planner, runner):
+    CALLS.clear()
+    result = await planner.execute(SEED, {}, runner)
+    assert result.keys == ["mean_ratio", "std_ratio", "n_years", "mean_reduction"]
+    [record] = await rows(result)
+    expected = seed_expected()
+    assert record[2] == expected["n_years"]
+    assert record == pytest.approx(list(expected.values()), rel=1e-12)
+    assert len(runner.queries) == 2          # one probe for both calls of the clause, then the query
+    assert len(CALLS) == 2                   # each extension evaluated once, with all its tuples
+
+
+@pytest.mark.parametrize("query, expected", [
+    # WHERE of a MATCH, a bare argument, a parameter argument
+    ("MATCH (p:ProductionProfile) WHERE ts_avg(p.prd_oe_net, $y) > 60 RETURN p.id AS id ORDER BY id",
+     [["P1"]]),
+    # ORDER BY, nested in arithmetic, unaliased column keeps its name
+    ("MATCH (p:ProductionProfile) RETURN p.id AS id, round(ts_avg(p.prd_oe_net, '2020') * 10) / 10 AS v "
+     "ORDER BY ts_avg(p.prd_oe_net, '2020') DESC",
+     [["P1", round(ts_avg_value("P1", "prd_oe_net", "2020", single=True) * 10) / 10],
+      ["P2", round(ts_avg_value("P2", "prd_oe_net", "2020", single=True) * 10) / 10],
+      ["P3", 7.0]]),
+    # inside CASE and a list comprehension over a local variable
+    ("MATCH (p:ProductionProfile {id: 'P2'}) RETURN [y IN range(2018, 2020) WHERE y <> 2019 | "
+     "ts_avg(p.prd_oe_net, toString(y))] AS l, CASE WHEN p.id = 'P2' THEN ts_avg(p.prd_oe_net) ELSE 0 END AS c",
+     [[[ts_avg_value("P2", "prd_oe_net", "2018", single=True), ts_avg_value("P2", "prd_oe_net", "2020", single=True)],
+       ts_avg_value("P2", "prd_oe_net", single=True)]]),
+    # WITH ... WHERE on a projected extension value, then aggregation by the database
+    ("MATCH (p:ProductionProfile) WITH p.id AS id, ts_avg(p.prd_oe_net, '2020') AS v WHERE v > 10 "
+     "RETURN collect(id) AS ids",
+     [[["P1", "P2"]]]),
+    # an extension's result feeding another extension (the year comes from ts_avg of P3 = 7.0)
+    ("MATCH (p:ProductionProfile {id: 'P1'}), (q:ProductionProfile {id: 'P3'}) "
+     "RETURN ts_avg(p.prd_oe_net, toString(toInteger(ts_avg(q.prd_oe_net)) + 2013)) AS v",
+     [[ts_avg_value("P1", "prd_oe_net", "2020", single=True)]]),
+    # NODE_OR_VALUE: a node and a plain value; null argument; no node at all
+    ("MATCH (p:ProductionProfile {id: 'P3'}) RETURN tag(p) AS a, tag(p.id) AS b, tag(null) AS c",
+     [["ProductionProfile:P3", "v:P3", "v:None"]]),
+    # ORDER BY on a projected alias
+    ("UNWIND ['2020', '2021'] AS y MATCH (p:ProductionProfile {id: 'P1'}) WITH y AS year, p "
+     "RETURN year ORDER BY ts_avg(p.prd_oe_net, year) DESC",
+     [["2021"], ["2020"]]),
+])
+async def test_extension_positions(planner, runner, query, expected):
+    got = await rows(await planner.execute(query, {"y": "2021"}, runner))
+    assert len(got) == len(expected)
+    for row, want in zip(got, expected):
+        assert row == pytest.approx(want, rel=1e-12) if _numeric(want) else row == want
+
+
+def _numeric(values):
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+async def test_union_parts_are_planned_separately(planner, runner):
+    query = ("MATCH (p:ProductionProfile {id: 'P1'}) RETURN ts_avg(p.prd_oe_net, '2016') AS v "
+             "UNION ALL MATCH (p:ProductionProfile {id: 'P2'}) RETURN ts_avg(p.prd_oe_net, '2020') AS v")
+    got = [r[0] for r in await rows(await planner.execute(query, {}, runner))]
+    assert got == pytest.approx([ts_avg_value("P1", "prd_oe_net", "2016", single=True),
+                                 ts_avg_value("P2", "prd_oe_net", "2020", single=True)], rel=1e-12)
+
+
+async def test_unaliased_return_keeps_its_column_name(planner, runner):
+    result = await planner.execute("MATCH (p:ProductionProfile {id: 'P3'}) RETURN ts_avg(p.prd_oe_net)", {}, runner)
+    assert result.keys == ["ts_avg(p.prd_oe_net)"]
+    assert await rows(result) == [[7.0]]
+
+
+async def test_explain_runs_no_probe(planner, runner):
+    result = await planner.execute("EXPLAIN " + SEED, {}, runner)
+    summary = await result.consume()
+    assert summary.query_type == "r"
+    assert len(runner.queries) == 1 and runner.queries[0][0].startswith("EXPLAIN ")
+    assert "$__ext0[id(p)]" in runner.queries[0][0]
+
+
+async def test_profile_runs_probes_and_profiles(planner, runner):
+    result = await planner.execute("PROFILE " + SEED, {}, runner)
+    summary = await result.consume()
+    assert summary.profile is not None
+    assert [q.split(None, 1)[0] for q, _ in runner.queries] == ["MATCH", "PROFILE"]
+
+
+async def test_algorithm_call_scans_candidates_and_keeps_scope(planner, runner):
+    query = ("MATCH (f:Field {title: 'TROLL'}) CALL test_degree({scale: 2.0}) YIELD node, score "
+             "WHERE (node)-[:OF_FIELD]->(f) RETURN f.title AS f, node.id AS id, score ORDER BY id")
+    got = await rows(await planner.execute(query, {}, runner))
+    assert got == [["TROLL", "P1", 2.0], ["TROLL", "P2", 2.0]]
+    assert "UNWIND" not in runner.queries[-1][0]
+
+
+async def test_standalone_algorithm_call(planner, runner):
+    got = await rows(await planner.execute("CALL test_degree({min: 1})", {}, runner))
+    assert sorted(score for _, score in got) == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("query, message", [
+    ("MATCH (p) RETURN ts_avg(p.prd_oe_net, '2020', '2021', '2022')", "ts_avg(n.channel, start?, end?)"),
+    ("MATCH (p) RETURN ts_avg(p, '2020')", "must be a property of a node"),
+    ("CALL test_degree({scal: 2})", "Did you mean 'scale'?"),
+    ("MATCH (p) RETURN ts_avg(p.prd_oe_net, toString(max(p.year)))", "aggregation"),
+    ("CREATE (p:ProductionProfile {id: 'P1'}) RETURN ts_avg(p.prd_oe_net)", "Split it into two queries"),
+    ("MATCH (p:ProductionProfile {id: 'P1'}) SET p.year = 2020 WITH p "
+     "RETURN ts_avg(p.prd_oe_net, toString(p.year))", "Split it into two queries"),
+    ("MATCH (p:ProductionProfile) RETURN ts_avg(p.nope)", "Unknown channel 'nope'"),
+])
+async def test_errors_teach(planner, runner, query, message):
+    with pytest.raises(CypherError) as info:
+        await rows(await planner.execute(query, {}, runner))
+    assert message in info.value.message
+    assert info.value.code in ("Neo.ClientError.Statement.ArgumentError", "Neo.ClientError.Statement.SyntaxError")
+
+
+async def test_write_after_extension_is_supported(planner, runner):
+    query = ("MATCH (p:ProductionProfile {id: 'P3'}) SET p.tmp = 1 "
+             "WITH p RETURN ts_avg(p.prd_oe_net, '2020') AS v")
+    assert await rows(await planner.execute(query, {}, runner)) == [[7.0]]
+    assert "SET" not in runner.queries[0][0]     # the probe left the write out
+    await rows(await planner.execute("MATCH (p) REMOVE p.tmp", {}, runner))
+
+
+async def test_extension_inside_transaction_sees_uncommitted_writes(backend, planner):
+    db, creds = backend
+    tx = await db.begin(TxConfig(), creds)
+    try:
+        runner = RecordingRunner(db, creds, tx)
+        await rows(await runner.run("MATCH (f:Field {title: 'TROLL'}) "
+                                    "CREATE (:ProductionProfile {id: 'P3'})-[:OF_FIELD]->(f)", {}))
+        got = await rows(await planner.execute(
+            "MATCH (:Field {title: 'TROLL'})<-[:OF_FIELD]-(p) RETURN sum(ts_avg(p.prd_oe_net, '2020')) AS s",
+            {}, runner))
+        expected = sum(ts_avg_value(k, "prd_oe_net", "2020", single=True) for k in ("P1", "P2", "P3"))
+        assert got[0][0] == pytest.approx(expected, rel=1e-12)
+    finally:
+        await tx.rollback()
+
+
+def test_plans_are_cached(planner):
+    assert planner.plan(SEED) is planner.plan(SEED)
+    assert planner.plan("MATCH (n) RETURN n") is None
