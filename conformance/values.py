@@ -13,6 +13,11 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 
+import falkordb
+import neo4j.graph
+
+from conformance.literals import NodeLit, PathLit, RelLit
+
 __all__ = ["normalise", "normalise_rows", "rows_equal"]
 
 
@@ -35,6 +40,11 @@ def _temporal(v, as_string: bool) -> tuple | str:
     return text if as_string else (type(v).__name__.lower().replace("localtime", "time"), text)
 
 
+_GRAPH_TYPES = [(neo4j.graph.Node, "Node"), (neo4j.graph.Relationship, "Relationship"),
+                (neo4j.graph.Path, "Path"), (falkordb.Node, "Node"), (falkordb.Edge, "Edge"),
+                (falkordb.Path, "Path"), (NodeLit, "NodeLit"), (RelLit, "RelLit"), (PathLit, "PathLit")]
+
+
 def _props(v) -> dict:
     """Properties of a NodeLit/RelLit or falkordb Node/Edge (`.properties`) or neo4j entity (items)."""
     props = getattr(v, "properties", None)
@@ -43,7 +53,7 @@ def _props(v) -> dict:
 
 def _graph(v, *options):
     """Nodes, relationships and paths of any of the three sources; None for anything else."""
-    kind = type(v).__name__
+    kind = next((name for cls, name in _GRAPH_TYPES if isinstance(v, cls)), None)
     if kind in ("Node", "NodeLit"):
         return ("node", tuple(sorted(v.labels or ())), normalise(_props(v), *options))
     if kind in ("Relationship", "Edge", "RelLit"):

@@ -14,7 +14,8 @@ returns them as columns, so Python never has to reproduce Cypher's `toString` of
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 
 def node_index_expr(kind: str, node: str) -> str:
@@ -69,7 +70,9 @@ def build(kind: str, indexed: bool, entries: Iterable[tuple[Any, tuple[str, ...]
         return root
     by_index: dict[Any, Any] = {}
     for index, keys, value in entries:
-        if keys:
+        if len(keys) == 1:
+            by_index.setdefault(index, {})[keys[0]] = value
+        elif keys:
             _put(by_index.setdefault(index, {}), keys, value)
         else:
             by_index[index] = value

@@ -20,6 +20,7 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
   on a pattern comprehension, so an EXISTS with its own WHERE, or a COUNT, inside a WHERE is
   not bridged (FalkorDB's own `exists(pattern)` is wrong: it is true for every row).
 - `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }`.
+- `CREATE (n:A $props)` -> `CREATE (n:A) SET n = $props` (nodes and relationships).
 """
 
 from __future__ import annotations
@@ -35,10 +36,14 @@ from .cypher.tokens import OP, tokenize
 
 Edit = tuple[int, int, str]
 
-#: Words whose presence (case-insensitive) may need a FalkorDB bridge; a cheap pre-parse filter.
-FALKORDB_TRIGGERS = (r"elementid\s*\(", r"datetime\s*\(", r"exists\s*[{(]", r"count\s*\{",
-                     r"call\s*\(", r":\s*[!%(]", r":\s*(?:\w+|`[^`]*`)\s*[|&]")
-ALIAS_TRIGGERS = (r"\bstd\s*\(",)
+#: (substrings, regex) pairs: a query may need a FalkorDB bridge only if, for some pair, the
+#: lower-cased text contains one of the substrings and the regex matches it. Regexes start with a
+#: literal so `re` scans fast; false positives only cost a (cached) parse.
+FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
+    (("create",), r"create\b[^;]*?[(\[][^)\]]*\$"), (("elementid",), r"elementid\s*\("), (("datetime",), r"datetime\s*\("), (("exists",), r"exists\s*[{(]"),
+    (("count",), r"count\s*\{"), (("call",), r"call\s*\("),
+    (("|", "&", "!", "%"), r":\s*[!%(]|:\s*(?:\w+|`[^`]*`)\s*[|&]")))
+ALIAS_TRIGGERS = ((("std",), re.compile(r"std\s*\(")),)
 
 
 def alias_edits(query: A.Query, is_extension) -> list[Edit]:
@@ -70,6 +75,8 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
             edits += _subquery(node, query, text, id(node) in filters)
         elif isinstance(node, A.CallSubquery) and node.scope is not None:
             edits += _call_scope(node, text)
+        elif isinstance(node, A.Create):
+            edits += _create_parameters(node, text, fresh)
     return edits
 
 
@@ -139,6 +146,23 @@ def _match_labels(match: A.Match, text: str, fresh) -> list[Edit]:
     return edits
 
 
+def _create_parameters(create: A.Create, text: str, fresh) -> list[Edit]:
+    """Move `$props` out of CREATE patterns into a `SET var = $props` after the clause."""
+    edits: list[Edit] = []
+    assignments: list[str] = []
+    for element in create.pattern.walk():
+        if isinstance(element, (A.NodePattern, A.RelPattern)) and isinstance(element.properties, A.Parameter):
+            var = element.var.name if element.var else next(fresh)
+            if element.var is None:
+                opening = text.index("(" if isinstance(element, A.NodePattern) else "[", *element.span) + 1
+                edits.append((opening, opening, var))
+            edits.append((*element.properties.span, ""))
+            assignments.append(f"{quote_name(var)} = ${quote_name(element.properties.name)}")
+    if assignments:
+        edits.append((create.span[1], create.span[1], " SET " + ", ".join(assignments)))
+    return edits
+
+
 def _subquery(node: A.ExistsSubquery | A.CountSubquery, query: A.Query, text: str, in_filter: bool) -> list[Edit]:
     pattern, where = node.pattern, node.where
     if node.query is not None:
@@ -185,9 +209,14 @@ def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:
     return [(node.span[0] + opening.start, node.span[0] + brace.end, "{ WITH " + scope + " " if scope else "{ ")]
 
 
-def trigger_pattern(names, falkordb: bool) -> re.Pattern:
-    """One case-insensitive regex matching anything the planner may need to act on."""
-    parts = [rf"\b{re.escape(n)}\s*\(" for n in names] + list(ALIAS_TRIGGERS)
-    if falkordb:
-        parts += FALKORDB_TRIGGERS
-    return re.compile("|".join(parts), re.IGNORECASE)
+def triggers(names, falkordb: bool) -> tuple:
+    """(substring, regex) pairs for calls of `names`, the alias and (FalkorDB) the bridges."""
+    calls = tuple(((n.lower(),), re.compile(rf"{re.escape(n.lower())}\s*\(")) for n in names)
+    grouped = calls + ALIAS_TRIGGERS + (FALKORDB_TRIGGERS if falkordb else ())
+    return tuple((word, regex) for words, regex in grouped for word in words)
+
+
+def triggered(query: str, pairs: tuple) -> bool:
+    """Whether the planner must look at `query` at all (see FALKORDB_TRIGGERS)."""
+    lowered = query.lower()
+    return any(word in lowered and regex.search(lowered) for word, regex in pairs)

@@ -2,7 +2,8 @@
 
 `ExtensionPlanner.execute(query, params, runner)`:
 - a query that mentions no extension and needs no dialect bridge goes to the backend as is
-  (one precompiled regex scan decides, before any parsing);
+  (a substring + precompiled regex scan decides, before any parsing; the decision is cached
+  by text like the plans);
 - otherwise the query is parsed once and planned once per (backend kind, text) (`probe.py`):
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
@@ -24,7 +25,7 @@ from proxy.errors import CypherError, database_error
 from . import bind, dialect
 from .cypher import ast as A
 from .cypher.parser import parse
-from .probe import AlgorithmStep, PartPlanner, Plan, ProbeStep, Site, check_parameters, splice
+from .probe import AlgorithmStep, PartPlanner, Plan, Site, check_parameters, splice
 from .registry import NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048
@@ -36,8 +37,8 @@ class ExtensionPlanner:
     def __init__(self, registry: Registry, *, backend_kind: str):
         self.registry = registry
         self.backend_kind = backend_kind
-        self._plan = lru_cache(maxsize=_CACHE_SIZE)(self._build)
-        self._triggers = {kind: dialect.trigger_pattern(self._names(), kind == "falkordb")
+        self._plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
+        self._triggers = {kind: dialect.triggers(self._names(), kind == "falkordb")
                           for kind in ("falkordb", "neo4j")}
 
     def _names(self) -> list[str]:
@@ -45,10 +46,7 @@ class ExtensionPlanner:
 
     def plan(self, query: str, kind: str | None = None) -> Plan | None:
         """The cached plan of `query`, or None when it goes to the backend unchanged."""
-        kind = kind or self.backend_kind
-        if not self._triggers[kind].search(query):
-            return None
-        return self._plan(kind, query)
+        return self._plan(kind or self.backend_kind, query)
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
         kind = getattr(getattr(runner, "backend", None), "kind", None) or self.backend_kind
@@ -63,6 +61,10 @@ class ExtensionPlanner:
         return await runner.run(plan.text, {**params, **values})
 
     # -- planning
+
+    def _decide(self, kind: str, query: str) -> Plan | None:
+        """Cheap text scan first: most queries need no parse at all."""
+        return self._build(kind, query) if dialect.triggered(query, self._triggers[kind]) else None
 
     def _build(self, kind: str, query: str) -> Plan | None:
         try:
@@ -99,24 +101,10 @@ class ExtensionPlanner:
         return {site.param: await self._bind(site, rows, kind) for site in step.sites}
 
     async def _bind(self, site: Site, rows: list[list[Any]], kind: str) -> Any:
-        """Distinct argument tuples of one call -> evaluate once -> the parameter value."""
-        distinct: dict[tuple, tuple] = {}
-        for row in rows:
-            args = _arguments(site, row, kind)
-            if args is None:
-                continue
-            index = None
-            if site.index_arg is not None:
-                ref = args[site.index_arg]
-                node = ref.node if isinstance(ref, PropertyRef) else ref
-                index = node.id if kind == "falkordb" else node.element_id
-            distinct.setdefault((index, tuple(row[c] for c in site.key_cols)), args)
-        values = await _offload(site.ext.evaluate, list(distinct.values()),
-                                len(distinct) > site.ext.offload_above)
-        if len(values) != len(distinct):
-            raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
-        entries = ((index, keys, value) for (index, keys), value in zip(distinct, values))
-        return bind.build(kind, site.index_arg is not None, entries)
+        """The parameter value of one call; a big batch is computed in a worker thread."""
+        if len(rows) > site.ext.offload_above:
+            return await asyncio.to_thread(_bind_rows, site, rows, kind)
+        return _bind_rows(site, rows, kind)
 
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner, kind: str) -> Any:
         procedure = step.procedure
@@ -132,33 +120,62 @@ class ExtensionPlanner:
         result = await runner.run(procedure.graph_query(arguments, node_id), params)
         rows = await result.fetch(-1)
         await result.consume()
-        computed = await _offload(lambda r: procedure.evaluate(arguments, r), rows,
-                                  len(rows) > procedure.offload_above)
+        if len(rows) > procedure.offload_above:
+            computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
+        else:
+            computed = procedure.evaluate(arguments, rows)
         return bind.build(kind, True, ((key, (), list(row)) for key, row in computed.items()))
 
 
-def _arguments(site: Site, row: list[Any], kind: str) -> tuple | None:
-    """One probe row -> the call's argument tuple (None when a node argument is null)."""
-    args = []
-    for arg in site.args:
-        if arg.kind == "value":
-            args.append(row[arg.value_col])
+def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> Any:
+    """Probe rows -> distinct argument tuples -> `evaluate` once -> the parameter value.
+
+    Rows are deduplicated by the database-computed index and keys before any argument object
+    is built, and each node's `NodeRef` is built once.
+    """
+    index_col = None
+    if site.index_arg is not None:
+        arg = site.args[site.index_arg]
+        index_col = arg.id_col if kind == "falkordb" else arg.eid_col
+    makers = [_argument_maker(arg, kind) for arg in site.args]
+    key_cols = site.key_cols
+    distinct: dict[tuple, tuple] = {}
+    for row in rows:
+        key = (None if index_col is None else row[index_col], *[row[c] for c in key_cols])
+        if key in distinct or (index_col is not None and key[0] is None):
             continue
+        args = tuple(make(row) for make in makers)
+        if _MISSING not in args:
+            distinct[key] = args
+    values = site.ext.evaluate(list(distinct.values())) if distinct else []
+    if len(values) != len(distinct):
+        raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
+    entries = ((key[0], key[1:], value) for key, value in zip(distinct, values))
+    return bind.build(kind, index_col is not None, entries)
+
+
+_MISSING = object()
+
+
+def _argument_maker(arg, kind: str):
+    """A function: probe row -> this argument as the evaluator gets it (NodeRef/PropertyRef/value)."""
+    if arg.kind == "value":
+        column = arg.value_col
+        return lambda row: row[column]
+    refs: dict[Any, Any] = {}
+
+    def make(row):
         node_id = row[arg.id_col]
         if node_id is None:
-            return None
-        element_id = str(node_id) if kind == "falkordb" else row[arg.eid_col]
-        ref = NodeRef(node_id, element_id, tuple(row[arg.labels_col] or ()),
-                      {name: row[col] for name, col in arg.prop_cols})
-        args.append(PropertyRef(ref, arg.key) if arg.kind == "property" else ref)
-    return tuple(args)
-
-
-async def _offload(function, rows, offload: bool):
-    """Run an evaluator inline for small batches, in a worker thread for big ones."""
-    if offload:
-        return await asyncio.to_thread(function, rows)
-    return function(rows)
+            return _MISSING
+        ref = refs.get(node_id)
+        if ref is None:
+            element_id = str(node_id) if kind == "falkordb" else row[arg.eid_col]
+            ref = NodeRef(node_id, element_id, tuple(row[arg.labels_col] or ()),
+                          {name: row[col] for name, col in arg.prop_cols})
+            refs[node_id] = ref = PropertyRef(ref, arg.key) if arg.kind == "property" else ref
+        return ref
+    return make
 
 
 def _constant(expr: A.Expr, params: dict[str, Any]) -> Any:

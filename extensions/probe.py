@@ -11,9 +11,10 @@ write clauses, followed by `RETURN DISTINCT <argument columns>`. Executing the p
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import count
-from typing import Any, Iterator
+from itertools import pairwise
+from typing import Any
 
 from proxy.errors import argument_error, syntax_error
 
@@ -190,13 +191,15 @@ class PartPlanner:
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             stage, scope = self.stage(call, clause_index, ancestors)
-            context, scope = self.context(call, ancestors, scope)
+            _, scope = self.context(call, ancestors, scope)
             self.check_scope(call, scope, clause_index)
-            key = (clause_index, stage != "input", self.level(call), stage, context)
-            groups.setdefault(key, []).append((call, scope))
-        for key in sorted(groups, key=lambda k: k[:3]):
-            clause_index, _, _, stage, context = key
-            self.plan_probe(clause_index, stage, context, groups[key])
+            branches = _context_key(call, ancestors)
+            key = (clause_index, stage != "input", self.level(call), len(branches), stage, branches)
+            groups.setdefault(key, []).append((call, ancestors, scope))
+        # Dependency order: clause by clause; within a clause, the rows entering it before its
+        # WHERE / ORDER BY; inner calls before the calls they feed; comprehension sources first.
+        for key in sorted(groups, key=lambda k: k[:4]):
+            self.plan_probe(key[0], key[4], groups[key])
         self.alias_return_items()
 
     def extension_calls(self) -> list[tuple[A.FunctionCall, int, tuple]]:
@@ -242,12 +245,11 @@ class PartPlanner:
         where = getattr(clause, "where", None)
         if where is not None and id(where) in inside:
             return "where", after
-        if isinstance(clause, A._Projection):
+        if isinstance(clause, A._Projection) and not _arg_vars(call) <= set(before):
             ordering = [*clause.order_by, clause.skip, clause.limit]
             if any(o is not None and id(o) in inside for o in ordering):
-                if not _arg_vars(call) <= set(before):
-                    aliases = [i.name(self.text) for i in clause.items]
-                    return "projection", {n: after.get(n, "value") for n in aliases}
+                aliases = [i.name(self.text) for i in clause.items]
+                return "projection", {n: after.get(n, "value") for n in aliases}
         return "input", before
 
     def context(self, call, ancestors: tuple, scope: dict) -> tuple[tuple[str, ...], dict]:
@@ -255,7 +257,7 @@ class PartPlanner:
         lines: list[str] = []
         scope = dict(scope)
         chain = (*ancestors, call)
-        for node, child in zip(chain, chain[1:]):
+        for node, child in pairwise(chain):
             if isinstance(node, (A.ListComprehension, A.Quantifier)) and child is not node.source:
                 lines.append(f"UNWIND {self.render(node.source)} AS {quote_name(node.var.name)}")
                 scope[node.var.name] = "value"
@@ -288,10 +290,10 @@ class PartPlanner:
         created: dict[str, str] = {}
         written_keys: dict[str, str] = {}
         written_vars: dict[str, str] = {}
-        for clause in self.part.clauses[:clause_index]:
+        for index, clause in enumerate(self.part.clauses[:clause_index]):
             keyword = self.text[clause.span[0]:clause.span[1]].split(None, 1)[0].upper()
             if isinstance(clause, _UPDATING) or (isinstance(clause, A.CallSubquery) and _writes(clause)):
-                for name in scope_after(clause, {}, self.text, self.registry):
+                for name in set(self.scopes[index + 1]) - set(self.scopes[index]):
                     created[name] = keyword
                 for item in clause.walk():
                     if isinstance(item, A.SetItem) and item.kind == "property":
@@ -321,19 +323,21 @@ class PartPlanner:
             return [("WITH DISTINCT " if clause.distinct else "WITH ") + ", ".join(star + items)]
         return []
 
-    def plan_probe(self, clause_index: int, stage: str, context: tuple, calls: list) -> None:
+    def plan_probe(self, clause_index: int, stage: str, calls: list) -> None:
+        """One probe for calls sharing a clause, stage and context (rendered now, after the
+        calls they depend on have been replaced)."""
         clause = self.part.clauses[clause_index]
-        names = ", ".join(sorted({c.name + "()" for c, _ in calls}))
-        lines = self.prefix_lines(clause_index, [c for c, _ in calls], names)
+        names = ", ".join(sorted({c.name + "()" for c, _, _ in calls}))
+        lines = self.prefix_lines(clause_index, [c for c, _, _ in calls], names)
+        first_call, ancestors, scope = calls[0]
+        context, _ = self.context(first_call, ancestors, scope)
         lines += self.stage_lines(clause, stage) + list(context)
         columns: dict[str, int] = {}
 
         def column(expr: str) -> int:
             return columns.setdefault(expr, len(columns))
 
-        sites = []
-        for call, scope in calls:
-            sites.append(self.plan_site(call, scope, column))
+        sites = [self.plan_site(call, call_scope, column) for call, _, call_scope in calls]
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
         lines.append(f"RETURN DISTINCT {projection}")
         self.steps.append(ProbeStep("\n".join(lines), sites))
@@ -446,6 +450,13 @@ def _walk(node: A.Node, ancestors: tuple) -> Iterator[tuple[A.Node, tuple]]:
     inner = (*ancestors, node)
     for child in node.children():
         yield from _walk(child, inner)
+
+
+def _context_key(call: A.FunctionCall, ancestors: tuple) -> tuple:
+    """Identifies the comprehension / CASE branches around a call (calls sharing it share a probe)."""
+    chain = (*ancestors, call)
+    return tuple((id(node), id(child)) for node, child in pairwise(chain)
+                 if isinstance(node, (A.ListComprehension, A.Quantifier, A.Reduce, A.CaseExpr)))
 
 
 def _arg_nodes(call: A.FunctionCall) -> set[str]:

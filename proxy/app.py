@@ -6,10 +6,12 @@ import asyncio
 import logging
 import signal
 import ssl
+import textwrap
 
 from proxy.backends.base import Backend, TxConfig
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
+from proxy.demo import SEED_QUERY, SEED_QUESTION
 from proxy.session import Planner, Session
 
 log = logging.getLogger("cypher_proxy")
@@ -69,8 +71,10 @@ distributed by the Norwegian Offshore Directorate).
   user:      {config.user}
   password:  {config.password}
 
-  Try:  MATCH (f:Field {{title: 'TROLL'}})<-[:OF_FIELD]-(p:ProductionProfile)
-        RETURN f.title, ts_avg(p.prd_oe_net, 2020) AS avg_2020
+  Seed question: {SEED_QUESTION}
+  One query answers it:
+
+{textwrap.indent(SEED_QUERY, "    ")}
 """, flush=True)
 
 

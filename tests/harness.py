@@ -48,7 +48,8 @@ class ProxyProcess:
         bolt, http = free_port(), free_port()
         cmd = [sys.executable, "-m", "proxy", self.command, "--bolt", f"127.0.0.1:{bolt}",
                "--http", f"127.0.0.1:{http}", "--data-dir", str(self.data_dir), *self.args]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("CYPHER_PROXY_")}
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith("CYPHER_PROXY_") and k != "PYTHONPATH"}   # the proxy's own deps
         self._proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, text=True)
         ready = threading.Event()
@@ -102,8 +103,8 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool
     return predicate()
 
 
-def run_neo4j6(script: str, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
-    """Run a Python client script with the neo4j 6.x driver (installed in .cache/neo4j6)."""
-    env = dict(os.environ, PYTHONPATH=str(NEO4J6_PATH))
-    return subprocess.run([sys.executable, "-c", script, *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, cwd="/")
+def run_with_neo4j6(args: list[str], timeout: float = 600.0) -> subprocess.CompletedProcess:
+    """Run `python ARGS` with the neo4j 6.x driver (installed in .cache/neo4j6) first on the path."""
+    env = dict(os.environ, PYTHONPATH=str(NEO4J6_PATH), EXPECT_NEO4J_MAJOR="6")
+    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)

@@ -29,6 +29,7 @@ from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, Result, Summary, Transaction, TxConfig
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
+from proxy.backends.falkordb_params import inline_params
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
     parse_stats, plan_query_type,
@@ -83,7 +84,16 @@ class _Statement:
             self.command = f"GRAPH.{prefix.group(1).upper()}"
             self.body = query[prefix.end():]
             code = code[prefix.end():]
-        self.text = encode_params(params) + self.body
+        inlined = inline_params(self.body, code, params)
+        if inlined.renames:
+            self.body = inlined.query
+            try:
+                _check_query(self.body, _code_only(self.body))
+            except CypherError as exc:
+                raise syntax_error(f"{exc.message} (FalkorDB takes temporal, point and NaN parameters "
+                                   "only as expressions in the query text, so they count here.)") from None
+        self.column = inlined.column
+        self.text = encode_params(inlined.params) + self.body
         try:
             self.text.encode()
         except UnicodeEncodeError as exc:
@@ -267,7 +277,7 @@ class FalkorDBBackend(Backend):
         if timeout_ms:
             args += ["timeout", timeout_ms]
         reply = await self._call(*args)
-        keys = [name.decode() for _, name in reply[0]] if len(reply) == 3 else []
+        keys = [statement.column(name.decode()) for _, name in reply[0]] if len(reply) == 3 else []
         rows = reply[1] if len(reply) == 3 else []
         summary.stats = parse_stats(reply[-1])
         summary.query_type = _query_type(statement, keys, summary.stats)

@@ -2,8 +2,8 @@
 
 Outbound: parameters become FalkorDB's `CYPHER name=literal ...` query header. Only literals
 are accepted there (no function calls, no expressions: `date('..')`, `point({..})`, `0.0/0.0`
-all fail), so temporal, point, NaN and bytes parameters are rejected with an error that says
-how to pass them instead. Strings escape only `\\` and `'`: FalkorDB does not interpret `\\uXXXX`,
+all fail), so temporal, point and NaN parameters go into the query text instead
+(`falkordb_params`); bytes are rejected with an error that says how to pass them. Strings escape only `\\` and `'`: FalkorDB does not interpret `\\uXXXX`,
 so other characters travel as raw UTF-8; NUL cannot travel at all.
 
 Inbound: the `--compact` reply (`[type, value]` cells, labels / types / property keys as schema
@@ -34,7 +34,7 @@ def encode_params(params: dict[str, Any] | None) -> str:
     """`CYPHER a=1 b='x' ` (with the trailing space), or "" when there are no parameters."""
     if not params:
         return ""
-    parts = [f"{_quote_name(name, name)}={to_literal(value, name)}" for name, value in params.items()]
+    parts = [f"{quote_name(name, name)}={to_literal(value, name)}" for name, value in params.items()]
     return "CYPHER " + " ".join(parts) + " "
 
 
@@ -50,48 +50,50 @@ def to_literal(value: Any, name: str = "p") -> str:
         return str(value)
     if isinstance(value, float):
         if math.isnan(value):
-            raise _param_error(name, "NaN", "FalkorDB's parameter syntax has no NaN; compute it in the "
-                               "query instead, e.g. 0.0/0.0")
+            raise param_error(name, "NaN", "FalkorDB's parameter syntax has no NaN; compute it in the "
+                              "query instead, e.g. 0.0/0.0")
         if math.isinf(value):
             return "1e999" if value > 0 else "-1e999"
         return repr(value)
     if isinstance(value, str):
         if "\x00" in value:
-            raise _param_error(name, "a string containing the NUL character",
-                               "FalkorDB strings cannot hold U+0000")
+            raise param_error(name, "a string containing the NUL character",
+                              "FalkorDB strings cannot hold U+0000")
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, (list, tuple)) and not isinstance(value, (Point, Duration)):  # both are tuples
         return "[" + ",".join(to_literal(v, name) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{_quote_name(str(k), name)}:{to_literal(v, name)}"
+        return "{" + ",".join(f"{quote_name(str(k), name)}:{to_literal(v, name)}"
                               for k, v in value.items()) + "}"
     raise _unsupported(value, name)
 
 
-def _quote_name(key: str, param: str) -> str:
+def quote_name(key: str, param: str) -> str:
+    """A map key or parameter name, backtick-quoted; `param` is for errors."""
     if "`" in key or "\x00" in key:
-        raise _param_error(param, f"the map key or name {key!r}",
-                           "FalkorDB cannot quote names containing a backtick or NUL")
+        raise param_error(param, f"the map key or name {key!r}",
+                          "FalkorDB cannot quote names containing a backtick or NUL")
     return f"`{key}`"
 
 
 def _unsupported(value: Any, name: str) -> CypherError:
     if isinstance(value, (bytes, bytearray, memoryview)):
-        return _param_error(name, "a byte array", "FalkorDB has no byte array type; "
-                            "send it as a list of integers or a base64 string")
+        return param_error(name, "a byte array", "FalkorDB has no byte array type; "
+                           "send it as a list of integers or a base64 string")
     if isinstance(value, Point):
-        return _param_error(name, "a point", "pass {latitude: .., longitude: ..} as a map and "
-                            f"build it in the query: point(${name})")
+        return param_error(name, "a point", "pass {latitude: .., longitude: ..} as a map and "
+                           f"build it in the query: point(${name})")
     if isinstance(value, (Date, _dt.date, DateTime, Time, _dt.time, Duration, _dt.timedelta)):
         kind = type(value).__name__
-        return _param_error(name, f"a {kind}", "FalkorDB accepts no temporal parameters; pass an "
-                            f"ISO 8601 string and convert it in the query, e.g. date(${name}), "
-                            f"localdatetime(${name}), localtime(${name}) or duration(${name})")
-    return _param_error(name, f"a {type(value).__name__}", "FalkorDB parameters are null, booleans, "
-                        "numbers, strings, lists and maps")
+        return param_error(name, f"a {kind}", "FalkorDB accepts no temporal parameters; pass an "
+                           f"ISO 8601 string and convert it in the query, e.g. date(${name}), "
+                           f"localdatetime(${name}), localtime(${name}) or duration(${name})")
+    return param_error(name, f"a {type(value).__name__}", "FalkorDB parameters are null, booleans, "
+                       "numbers, strings, lists and maps")
 
 
-def _param_error(name: str, what: str, advice: str) -> CypherError:
+def param_error(name: str, what: str, advice: str) -> CypherError:
+    """The TypeError for parameter `name`, a value FalkorDB cannot take, and what to do instead."""
     return CypherError(TYPE_ERROR, f"Parameter ${name} is {what}, which FalkorDB cannot take as a "
                                    f"parameter: {advice}.")
 

@@ -8,6 +8,7 @@ official driver talks to B; the same queries sent to A directly are the referenc
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 import warnings
 
 import neo4j
@@ -92,10 +93,13 @@ def test_auto_commit_and_counters(graph, via_b):
 
 
 def test_counters_equal_the_upstreams(graph, via_b):
-    query = "UNWIND range(1, 3) AS i CREATE (:C {i: i, j: i * 2})"
-    direct = graph.execute_query(query).summary.counters
-    chained = via_b.execute_query(query).summary.counters
+    # A fresh label for each side: FalkorDB counts a label as added only the first time it exists.
+    query = "UNWIND range(1, 3) AS i CREATE (:{label} {{i: i, j: i * 2}})-[:R]->(:{label})"
+    tag = uuid.uuid4().hex[:8]
+    direct = graph.execute_query(query.format(label=f"Direct{tag}")).summary.counters
+    chained = via_b.execute_query(query.format(label=f"Chained{tag}")).summary.counters
     assert vars(chained) == vars(direct)
+    assert chained.nodes_created == 6 and chained.relationships_created == 3
 
 
 def test_explicit_transaction_commit_and_rollback(graph, via_b):
@@ -125,11 +129,31 @@ def test_bookmarks_flow_through(graph, via_b):
         assert session.run("MATCH (b:B) RETURN count(b) AS c").single()["c"] == 2
 
 
-def test_wrong_password_is_unauthorized(via_b, chained):
-    with neo4j.GraphDatabase.driver(chained.uri, auth=(USER, "wrong")) as drv:
-        with pytest.raises(AuthError) as info:
-            drv.verify_connectivity()
-    assert info.value.code == "Neo.ClientError.Security.Unauthorized"
+def test_wrong_password_is_the_upstreams_unauthorized(proxy, chained):
+    errors = []
+    for uri in (proxy.uri, chained.uri):
+        with neo4j.GraphDatabase.driver(uri, auth=(USER, "wrong")) as drv:
+            with pytest.raises(AuthError) as info:
+                drv.verify_connectivity()
+        errors.append((info.value.code, info.value.message))
+    assert errors[1] == errors[0]
+    assert errors[0][0] == "Neo.ClientError.Security.Unauthorized"
+
+
+def test_transaction_config_passes_through(via_b):
+    query = neo4j.Query("RETURN $x AS x", timeout=5.0, metadata={"app": "test"})
+    with via_b.session(default_access_mode=neo4j.READ_ACCESS, fetch_size=2) as session:
+        assert [r["x"] for r in session.run(query, x=1)] == [1]
+        with session.begin_transaction(timeout=5.0, metadata={"app": "test"}) as tx:
+            assert tx.run("UNWIND range(1, 5) AS i RETURN i").value() == [1, 2, 3, 4, 5]
+
+
+def test_abandoned_results_do_not_block_the_connection(via_b):
+    with via_b.session(fetch_size=10) as session:
+        for _ in range(20):                     # more than the driver's connection pool of B's upstream
+            first = session.run("UNWIND range(1, 100000) AS i RETURN i")
+            assert first.fetch(2)[1]["i"] == 2
+        assert session.run("RETURN 3 AS three").single()["three"] == 3
 
 
 def test_syntax_error_keeps_code_and_message(driver, via_b):
@@ -173,13 +197,24 @@ def test_temporal_and_spatial_values_equal_the_upstreams(driver, via_b):
 
 
 def test_parameters_round_trip_like_the_upstream(driver, via_b):
-    params = {"d": dt.date(2021, 3, 4), "ldt": dt.datetime(2021, 3, 4, 5, 6, 7),
-              "p": WGS84Point((10.75, 59.91)), "c": CartesianPoint((1.5, -2.0)),
-              "nested": {"list": [1, 2.5, "three", None, True, [4, {"deep": ["x"]}]], "ünï": {"k": -7}},
-              "big": "ø" * 100_000, "raw": b"\x00\x01\xff"}
+    params = {"nested": {"list": [1, 2.5, "three", None, True, [4, {"deep": ["x"]}]], "ünï": {"k": -7}},
+              "big": "ø" * 100_000, "n": -2**63, "f": 0.1 + 0.2}
     query = "RETURN " + ", ".join(f"${name} AS {name}" for name in params)
     direct = rows(driver, query, **params)
     assert rows(via_b, query, **params) == direct
+
+
+@pytest.mark.parametrize("value", [dt.date(2021, 3, 4), dt.datetime(2021, 3, 4, 5, 6, 7), b"\x00\xff",
+                                   WGS84Point((10.75, 59.91)), CartesianPoint((1.5, -2.0))])
+def test_parameter_outcome_equals_the_upstreams(driver, via_b, value):
+    """Values FalkorDB may refuse: B answers exactly what A answers, record or error."""
+    outcomes = []
+    for drv in (driver, via_b):
+        try:
+            outcomes.append(rows(drv, "RETURN $v AS v", v=value))
+        except neo4j.exceptions.Neo4jError as error:
+            outcomes.append((error.code, error.message))
+    assert outcomes[1] == outcomes[0]
 
 
 def test_large_result_streams(via_b):

@@ -10,7 +10,13 @@ from extensions.planner import ExtensionPlanner
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.bolt.server import start_bolt_server
 from proxy.session import Session
-from tests.unit.test_planner_support import GRAPH, SEED, registry, seed_expected, ts_avg_value
+from tests.unit.test_planner_support import (
+    GRAPH,
+    SEED,
+    registry,
+    seed_expected,
+    ts_avg_value,
+)
 
 AUTH = ("neo4j", "password")
 

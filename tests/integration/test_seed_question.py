@@ -12,25 +12,22 @@ import neo4j
 import pandas as pd
 import pytest
 
+from proxy.demo import SEED_QUERY
 from tests.harness import PASSWORD, REPO, USER, ProxyProcess
-
-SEED_QUERY = """
-MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile)
-UNWIND range(2015, 2024) AS year
-WITH p, year, toString(year) AS y
-WITH p, year, ts_avg(p.prd_oe_net, y) AS yearly_avg,
-     ts_avg(p.prd_oe_net, y + '-6', y + '-8') AS summer_avg
-WHERE yearly_avg > 0
-WITH year, summer_avg / yearly_avg AS ratio
-RETURN avg(ratio) AS mean_ratio, std(ratio) AS std_ratio, count(ratio) AS n_years,
-       1.0 - avg(ratio) AS mean_reduction
-"""
 
 
 @pytest.fixture(scope="module")
 def demo():
     with ProxyProcess(command="demo") as process:
         yield process
+
+
+def test_demo_prints_how_to_connect_before_ready(demo):
+    before_ready = "".join(demo.output[:next(i for i, line in enumerate(demo.output)
+                                               if line.startswith("ready: "))])
+    assert f"URI:       {demo.uri}" in before_ready
+    assert f"user:      {USER}" in before_ready and f"password:  {PASSWORD}" in before_ready
+    assert "ts_avg(p.prd_oe_net" in before_ready
 
 
 def _expected() -> dict:

@@ -35,8 +35,8 @@ BRIDGES = [
     ("MATCH (n {x: 1}) RETURN elementId(n) AS e", "MATCH (n {x: 1}) RETURN toString(id(n)) AS e"),
     ("MATCH (m {x: 2}) WITH elementId(m) AS e MATCH (n) WHERE elementId(n) = e RETURN n.x",
      "MATCH (n) WHERE n.x = 2 RETURN n.x"),
-    ("MATCH (m) WHERE m.x IN [1, 3] WITH collect(elementId(m)) AS ids "
-     "MATCH (n) WHERE elementId(n) IN ids RETURN n.x ORDER BY n.x",
+    (("MATCH (m) WHERE m.x IN [1, 3] WITH collect(elementId(m)) AS ids "
+     "MATCH (n) WHERE elementId(n) IN ids RETURN n.x ORDER BY n.x"),
      "MATCH (n) WHERE n.x IN [1, 3] RETURN n.x ORDER BY n.x"),
     ("MATCH ()-[r:S]->() RETURN elementId(r) AS e", "MATCH ()-[r:S]->() RETURN toString(id(r)) AS e"),
     # label expressions in MATCH and WHERE
@@ -61,6 +61,10 @@ BRIDGES = [
     # CALL (x) { } scope clause
     ("MATCH (n:D) CALL (n) { MATCH (n)-->(m) RETURN m.x AS y } RETURN n.x, y ORDER BY n.x",
      "MATCH (n:D) CALL { WITH n MATCH (n)-->(m) RETURN m.x AS y } RETURN n.x, y ORDER BY n.x"),
+    # CREATE with a parameter map
+    (("CREATE (n:T $p)-[:R $q]->(:T $p) WITH n MATCH (n)-[r:R]->(m) "
+     "WITH n, m, n.k AS k, r.w AS w, m.k AS mk DETACH DELETE n, m RETURN k, w, mk"),
+     "RETURN 'v' AS k, 2 AS w, 'v' AS mk"),
     # temporal: date(datetime()) is today's date; datetime(string) parses like localdatetime
     ("RETURN date(datetime()) = date() AS same", "RETURN true AS same"),
     ("RETURN datetime('2020-01-02T03:04:05').year AS y, datetime().year > 2000 AS now",
@@ -70,7 +74,7 @@ BRIDGES = [
 
 @pytest.mark.parametrize("neo4j_query, falkordb_query", BRIDGES)
 async def test_bridge_matches_hand_written_query(planner, runner, neo4j_query, falkordb_query):
-    bridged = await rows(await planner.execute(neo4j_query, {}, runner))
+    bridged = await rows(await planner.execute(neo4j_query, {"p": {"k": "v"}, "q": {"w": 2}}, runner))
     expected = await rows(await runner.run(falkordb_query, {}))
     assert bridged == expected
     assert bridged, "a bridge test must return rows"

@@ -12,8 +12,16 @@ from extensions.planner import ExtensionPlanner
 from proxy.backends.base import TxConfig
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.errors import CypherError
-from tests.unit.test_planner_support import (CALLS, GRAPH, SEED, RecordingRunner, registry, rows,
-                                             seed_expected, ts_avg_value)
+from tests.unit.test_planner_support import (
+    CALLS,
+    GRAPH,
+    SEED,
+    RecordingRunner,
+    registry,
+    rows,
+    seed_expected,
+    ts_avg_value,
+)
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 
@@ -69,30 +77,30 @@ async def test_seed_query_matches_python(planner, runner):
     ("MATCH (p:ProductionProfile) WHERE ts_avg(p.prd_oe_net, $y) > 60 RETURN p.id AS id ORDER BY id",
      [["P1"]]),
     # ORDER BY, nested in arithmetic, unaliased column keeps its name
-    ("MATCH (p:ProductionProfile) RETURN p.id AS id, round(ts_avg(p.prd_oe_net, '2020') * 10) / 10 AS v "
-     "ORDER BY ts_avg(p.prd_oe_net, '2020') DESC",
+    (("MATCH (p:ProductionProfile) RETURN p.id AS id, round(ts_avg(p.prd_oe_net, '2020') * 10) / 10 AS v "
+     "ORDER BY ts_avg(p.prd_oe_net, '2020') DESC"),
      [["P1", round(ts_avg_value("P1", "prd_oe_net", "2020", single=True) * 10) / 10],
       ["P2", round(ts_avg_value("P2", "prd_oe_net", "2020", single=True) * 10) / 10],
       ["P3", 7.0]]),
     # inside CASE and a list comprehension over a local variable
-    ("MATCH (p:ProductionProfile {id: 'P2'}) RETURN [y IN range(2018, 2020) WHERE y <> 2019 | "
-     "ts_avg(p.prd_oe_net, toString(y))] AS l, CASE WHEN p.id = 'P2' THEN ts_avg(p.prd_oe_net) ELSE 0 END AS c",
+    (("MATCH (p:ProductionProfile {id: 'P2'}) RETURN [y IN range(2018, 2020) WHERE y <> 2019 | "
+     "ts_avg(p.prd_oe_net, toString(y))] AS l, CASE WHEN p.id = 'P2' THEN ts_avg(p.prd_oe_net) ELSE 0 END AS c"),
      [[[ts_avg_value("P2", "prd_oe_net", "2018", single=True), ts_avg_value("P2", "prd_oe_net", "2020", single=True)],
        ts_avg_value("P2", "prd_oe_net", single=True)]]),
     # WITH ... WHERE on a projected extension value, then aggregation by the database
-    ("MATCH (p:ProductionProfile) WITH p.id AS id, ts_avg(p.prd_oe_net, '2020') AS v WHERE v > 10 "
-     "RETURN collect(id) AS ids",
+    (("MATCH (p:ProductionProfile) WITH p.id AS id, ts_avg(p.prd_oe_net, '2020') AS v WHERE v > 10 "
+     "RETURN collect(id) AS ids"),
      [[["P1", "P2"]]]),
     # an extension's result feeding another extension (the year comes from ts_avg of P3 = 7.0)
-    ("MATCH (p:ProductionProfile {id: 'P1'}), (q:ProductionProfile {id: 'P3'}) "
-     "RETURN ts_avg(p.prd_oe_net, toString(toInteger(ts_avg(q.prd_oe_net)) + 2013)) AS v",
+    (("MATCH (p:ProductionProfile {id: 'P1'}), (q:ProductionProfile {id: 'P3'}) "
+     "RETURN ts_avg(p.prd_oe_net, toString(toInteger(ts_avg(q.prd_oe_net)) + 2013)) AS v"),
      [[ts_avg_value("P1", "prd_oe_net", "2020", single=True)]]),
     # NODE_OR_VALUE: a node and a plain value; null argument; no node at all
     ("MATCH (p:ProductionProfile {id: 'P3'}) RETURN tag(p) AS a, tag(p.id) AS b, tag(null) AS c",
      [["ProductionProfile:P3", "v:P3", "v:None"]]),
     # ORDER BY on a projected alias
-    ("UNWIND ['2020', '2021'] AS y MATCH (p:ProductionProfile {id: 'P1'}) WITH y AS year, p "
-     "RETURN year ORDER BY ts_avg(p.prd_oe_net, year) DESC",
+    (("UNWIND ['2020', '2021'] AS y MATCH (p:ProductionProfile {id: 'P1'}) WITH y AS year, p "
+     "RETURN year ORDER BY ts_avg(p.prd_oe_net, year) DESC"),
      [["2021"], ["2020"]]),
 ])
 async def test_extension_positions(planner, runner, query, expected):
@@ -104,6 +112,26 @@ async def test_extension_positions(planner, runner, query, expected):
 
 def _numeric(values):
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+async def test_extension_values_in_unwind_and_set(planner, runner):
+    query = ("MATCH (p:ProductionProfile {id: 'P3'}) UNWIND [ts_avg(p.prd_oe_net), 1.0] AS v "
+             "WITH p, sum(v) AS s SET p.tmp = ts_avg(p.prd_oe_net, '2020') + s RETURN p.tmp AS t")
+    assert await rows(await planner.execute(query, {}, runner)) == [[15.0]]
+    await rows(await planner.execute("MATCH (p) REMOVE p.tmp", {}, runner))
+
+
+async def test_write_to_a_matched_node_does_not_block_extension(planner, runner):
+    query = ("MATCH (f:Field {title: 'OSEBERG'})<-[:OF_FIELD]-(p) CREATE (f)-[:TMP]->(:Tmp) "
+             "WITH p RETURN ts_avg(p.prd_oe_net, '2020') AS v")
+    assert await rows(await planner.execute(query, {}, runner)) == [[7.0]]
+    await rows(await planner.execute("MATCH (t:Tmp) DETACH DELETE t", {}, runner))
+
+
+async def test_optional_match_where_with_extension(planner, runner):
+    query = ("MATCH (f:Field) OPTIONAL MATCH (f)<-[:OF_FIELD]-(p) WHERE ts_avg(p.prd_oe_net, '2020') < 10 "
+             "RETURN f.title AS f, p.id AS p ORDER BY f")
+    assert await rows(await planner.execute(query, {}, runner)) == [["OSEBERG", "P3"], ["TROLL", None]]
 
 
 async def test_union_parts_are_planned_separately(planner, runner):
@@ -154,8 +182,8 @@ async def test_standalone_algorithm_call(planner, runner):
     ("CALL test_degree({scal: 2})", "Did you mean 'scale'?"),
     ("MATCH (p) RETURN ts_avg(p.prd_oe_net, toString(max(p.year)))", "aggregation"),
     ("CREATE (p:ProductionProfile {id: 'P1'}) RETURN ts_avg(p.prd_oe_net)", "Split it into two queries"),
-    ("MATCH (p:ProductionProfile {id: 'P1'}) SET p.year = 2020 WITH p "
-     "RETURN ts_avg(p.prd_oe_net, toString(p.year))", "Split it into two queries"),
+    (("MATCH (p:ProductionProfile {id: 'P1'}) SET p.year = 2020 WITH p "
+     "RETURN ts_avg(p.prd_oe_net, toString(p.year))"), "Split it into two queries"),
     ("MATCH (p:ProductionProfile) RETURN ts_avg(p.nope)", "Unknown channel 'nope'"),
 ])
 async def test_errors_teach(planner, runner, query, message):

@@ -10,9 +10,16 @@ from __future__ import annotations
 from statistics import mean
 from typing import Any
 
+from extensions.registry import (
+    ArgKind,
+    Extension,
+    NodeRef,
+    Procedure,
+    PropertyRef,
+    Registry,
+)
 from proxy.backends.base import TxConfig
 from proxy.errors import argument_error
-from extensions.registry import ArgKind, Extension, NodeRef, Procedure, PropertyRef, Registry
 
 
 def _monthly() -> dict[str, dict[tuple[int, int], float]]:

@@ -1,0 +1,155 @@
+"""Parameters FalkorDB's `CYPHER k=v` header cannot carry, written into the query text instead.
+
+The header takes literals only, but drivers send temporal values, points and NaN as parameters
+all the time. Each `$name` token (also `$0`, `` $`odd name` ``) that refers to such a value -
+alone or inside a list or map - is replaced by an equivalent expression; every other parameter
+stays in the header. Tokens are found in the caller's `code`: the query with strings, comments
+and quoted names blanked by the same lexer as the write and nesting checks, so `'$d'` and
+`// $d` are left alone. Parameter names FalkorDB's `$` syntax refuses (`$0`, `$ünï`) are
+backtick-quoted.
+
+What FalkorDB keeps (measured on 4.16): dates 0001-01-01..9999-12-31; local date-times and
+local times to the whole second (it drops fractions, so they are not sent); durations as whole
+seconds, and it normalises mixed-sign or >30-day parts through a calendar; points as float32
+(about 7 significant digits). It has no zoned date-time or time and no cartesian or 3D point:
+those are TypeErrors rather than silently different values.
+
+FalkorDB names an unaliased column by its text, so `RETURN $d` would come back as
+"date('2024-01-01')"; `Inlined.column` maps such names back to what the client wrote.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j.time import Date, DateTime, Duration, Time
+
+from proxy.backends.falkordb_values import param_error, quote_name, to_literal
+from proxy.values import Point
+
+_TOKEN = re.compile(r"\$(\s*)(?:`([^`]*)`|(\w+))")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_TEMPORALS = (Date, DateTime, Time, Duration, _dt.date, _dt.time, _dt.timedelta)
+_SMALLEST_NORMAL = 2.2250738585072014e-308     # FalkorDB's parser overflows on smaller literals
+_WGS84 = 4326
+
+
+@dataclass
+class Inlined:
+    """A query with its expression-only parameters written in, and the rest for the header."""
+
+    query: str
+    params: dict[str, Any]
+    renames: list[tuple[str, str]] = field(default_factory=list)    # (text sent, text written)
+
+    def column(self, key: str) -> str:
+        """A result column name as the client's own query text would have produced it."""
+        for sent, written in self.renames:
+            key = key.replace(sent, written)
+        return key
+
+
+def inline_params(query: str, code: str, params: dict[str, Any] | None) -> Inlined:
+    """Write the parameters that have no literal form into `query` (`code` is the query with
+    strings, comments and quoted names blanked, same length)."""
+    params = params or {}
+    if "$" not in code:
+        return Inlined(query, params)
+    expressions = {name: to_expression(value, name) for name, value in params.items()
+                   if needs_expression(value)}
+    pieces, renames, start = [], {}, 0
+    for dollar in re.finditer(r"\$", code):
+        token = _TOKEN.match(query, dollar.start())
+        if token is None:
+            continue
+        name = token.group(3) if token.group(2) is None else token.group(2)
+        if name in expressions:
+            sent = expressions[name]
+        elif token.group(3) is not None and not _PLAIN_NAME.match(name):
+            sent = f"$`{name}`"
+        else:
+            continue
+        written = token.group()
+        pieces += [query[start:token.start()], sent]
+        start = token.end()
+        renames.setdefault(sent, written)
+    if not pieces:
+        return Inlined(query, params)
+    pieces.append(query[start:])
+    header = {name: value for name, value in params.items() if name not in expressions}
+    ordered = sorted(renames.items(), key=lambda item: -len(item[0]))   # outer expressions first
+    return Inlined("".join(pieces), header, ordered)
+
+
+def needs_expression(value: Any) -> bool:
+    """True for values the header cannot carry: temporals, points and NaN, also inside lists and
+    maps. (`to_expression` refuses the few of them FalkorDB has no type for.)"""
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, (*_TEMPORALS, Point)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(map(needs_expression, value))
+    if isinstance(value, dict):
+        return any(map(needs_expression, value.values()))
+    return False
+
+
+def to_expression(value: Any, name: str = "p") -> str:
+    """A Cypher expression FalkorDB evaluates to `value`; `name` is the parameter, for errors."""
+    if isinstance(value, float):
+        return _float(value)
+    if isinstance(value, (_dt.datetime, DateTime)):
+        _refuse_zone(value, name, "date-time", "localdatetime")
+        return (f"localdatetime('{value.year:04d}-{value.month:02d}-{value.day:02d}"
+                f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}')")
+    if isinstance(value, (_dt.date, Date)):
+        return f"date('{value.year:04d}-{value.month:02d}-{value.day:02d}')"
+    if isinstance(value, (_dt.time, Time)):
+        _refuse_zone(value, name, "time", "localtime")
+        return f"localtime('{value.hour:02d}:{value.minute:02d}:{value.second:02d}')"
+    if isinstance(value, _dt.timedelta):
+        value = Duration(days=value.days, seconds=value.seconds, microseconds=value.microseconds)
+    if isinstance(value, Duration):                     # seconds share the nanoseconds' sign
+        return f"duration({{months: {value.months}, days: {value.days}, seconds: {value.seconds}}})"
+    if isinstance(value, Point):
+        return _point(value, name)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(to_expression(v, name) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{quote_name(str(k), name)}: {to_expression(v, name)}"
+                               for k, v in value.items()) + "}"
+    return to_literal(value, name)
+
+
+def _float(value: float) -> str:
+    """Unlike the header, the query body has no literal for NaN, infinities or subnormals."""
+    if math.isnan(value):
+        return "(0.0/0.0)"
+    if math.isinf(value):
+        return "(1.0/0.0)" if value > 0 else "(-1.0/0.0)"
+    if 0 < abs(value) < _SMALLEST_NORMAL:               # exact: scaling by a power of two
+        return f"({value * 2.0 ** 537!r} * {2.0 ** -537!r})"
+    return repr(value)
+
+
+def _point(value: Point, name: str) -> str:
+    srid = getattr(value, "srid", None)
+    if srid != _WGS84:
+        raise param_error(name, f"a point with srid {srid} ({type(value).__name__})",
+                          "FalkorDB has only 2D geographic WGS84 points (srid 4326); send the "
+                          "coordinates as numbers or as a WGS84Point(longitude, latitude)")
+    return f"point({{latitude: {_float(float(value[1]))}, longitude: {_float(float(value[0]))}}})"
+
+
+def _refuse_zone(value: Any, name: str, kind: str, local: str) -> None:
+    if value.tzinfo is not None:
+        raise param_error(name, f"a {kind} with a time zone ({value.tzinfo})",
+                          f"FalkorDB has only local {kind}s ({local}), and dropping the zone would "
+                          "change the value; convert it yourself, e.g. to UTC and strip the zone "
+                          "(value.astimezone(timezone.utc).replace(tzinfo=None)), or send it as an "
+                          "ISO 8601 string")
