@@ -7,7 +7,7 @@ COPY pyproject.toml README.md ./
 COPY proxy ./proxy
 COPY extensions ./extensions
 COPY examples ./examples
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir -e .   # editable: the demo reads examples/sodir beside the code
 ENV CYPHER_PROXY_BOLT=0.0.0.0:7687 CYPHER_PROXY_HTTP=0.0.0.0:7474 CYPHER_PROXY_DATA_DIR=/data
 VOLUME /data
 EXPOSE 7687 7474

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from functools import lru_cache
 from itertools import count
+from operator import itemgetter
 from typing import Any
 
 from proxy.backends.base import Result
@@ -138,13 +139,13 @@ def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> Any:
         arg = site.args[site.index_arg]
         index_col = arg.id_col if kind == "falkordb" else arg.eid_col
     makers = [_argument_maker(arg, kind) for arg in site.args]
-    key_cols = site.key_cols
+    key_of = _key_getter(index_col, site.key_cols)
     distinct: dict[tuple, tuple] = {}
     for row in rows:
-        key = (None if index_col is None else row[index_col], *[row[c] for c in key_cols])
+        key = key_of(row)
         if key in distinct or (index_col is not None and key[0] is None):
             continue
-        args = tuple(make(row) for make in makers)
+        args = tuple([make(row) for make in makers])
         if _MISSING not in args:
             distinct[key] = args
     values = site.ext.evaluate(list(distinct.values())) if distinct else []
@@ -157,11 +158,22 @@ def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> Any:
 _MISSING = object()
 
 
+def _key_getter(index_col: int | None, key_cols: list[int]):
+    """row -> (index or None, key1, key2, ...), the identity of a distinct argument tuple."""
+    if index_col is None:
+        if not key_cols:
+            return lambda row: (None,)
+        getter = itemgetter(*key_cols)
+        return (lambda row: (None, getter(row))) if len(key_cols) == 1 else (lambda row: (None, *getter(row)))
+    if not key_cols:
+        return lambda row: (row[index_col],)
+    return itemgetter(index_col, *key_cols)
+
+
 def _argument_maker(arg, kind: str):
     """A function: probe row -> this argument as the evaluator gets it (NodeRef/PropertyRef/value)."""
     if arg.kind == "value":
-        column = arg.value_col
-        return lambda row: row[column]
+        return itemgetter(arg.value_col)
     refs: dict[Any, Any] = {}
 
     def make(row):

@@ -21,6 +21,7 @@ from proxy.errors import argument_error, syntax_error
 from . import bind
 from .cypher import ast as A
 from .cypher.render import name as quote_name
+from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
 from .registry import ArgKind, Extension, Procedure, Registry
 
@@ -33,15 +34,9 @@ _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
     """`text[start:end]` with the edits inside it applied; of nested edits the outer one wins."""
-    out, pos = [], start
-    for e_start, e_end, new in edits:          # sorted by (start, end)
-        if e_start < pos or e_end > end:
-            continue
-        out.append(text[pos:e_start])
-        out.append(new)
-        pos = e_end
-    out.append(text[pos:end])
-    return "".join(out)
+    inside = [((e_start - start, e_end - start), new) for e_start, e_end, new in edits
+              if start <= e_start and e_end <= end]
+    return splice_text(text[start:end], outermost(inside))
 
 
 # ------------------------------------------------------------------ plan data

@@ -91,7 +91,9 @@ class _Statement:
                 _check_query(self.body, _code_only(self.body))
             except CypherError as exc:
                 raise syntax_error(f"{exc.message} (FalkorDB takes temporal, point and NaN parameters "
-                                   "only as expressions in the query text, so they count here.)") from None
+                                   "only as expressions in the query text, so they count here: send "
+                                   "large ones as ISO 8601 strings and convert in the query, e.g. "
+                                   "date(r.on).)") from None
         self.column = inlined.column
         self.text = encode_params(inlined.params) + self.body
         try:

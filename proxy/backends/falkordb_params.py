@@ -31,7 +31,7 @@ from neo4j.time import Date, DateTime, Duration, Time
 from proxy.backends.falkordb_values import param_error, quote_name, to_literal
 from proxy.values import Point
 
-_TOKEN = re.compile(r"\$(\s*)(?:`([^`]*)`|(\w+))")
+_TOKEN = re.compile(r"\$\s*(?:`([^`]*)`|(\w+))")
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TEMPORALS = (Date, DateTime, Time, Duration, _dt.date, _dt.time, _dt.timedelta)
 _SMALLEST_NORMAL = 2.2250738585072014e-308     # FalkorDB's parser overflows on smaller literals
@@ -57,30 +57,23 @@ def inline_params(query: str, code: str, params: dict[str, Any] | None) -> Inlin
     """Write the parameters that have no literal form into `query` (`code` is the query with
     strings, comments and quoted names blanked, same length)."""
     params = params or {}
-    if "$" not in code:
-        return Inlined(query, params)
-    expressions = {name: to_expression(value, name) for name, value in params.items()
-                   if needs_expression(value)}
+    header = {name: value for name, value in params.items() if not needs_expression(value)}
     pieces, renames, start = [], {}, 0
     for dollar in re.finditer(r"\$", code):
         token = _TOKEN.match(query, dollar.start())
         if token is None:
             continue
-        name = token.group(3) if token.group(2) is None else token.group(2)
-        if name in expressions:
-            sent = expressions[name]
-        elif token.group(3) is not None and not _PLAIN_NAME.match(name):
+        name = token.group(2) if token.group(1) is None else token.group(1)
+        if name in params and name not in header:
+            sent = to_expression(params[name], name)
+        elif token.group(2) is not None and not _PLAIN_NAME.match(name):
             sent = f"$`{name}`"
         else:
             continue
-        written = token.group()
         pieces += [query[start:token.start()], sent]
         start = token.end()
-        renames.setdefault(sent, written)
-    if not pieces:
-        return Inlined(query, params)
+        renames.setdefault(sent, token.group())
     pieces.append(query[start:])
-    header = {name: value for name, value in params.items() if name not in expressions}
     ordered = sorted(renames.items(), key=lambda item: -len(item[0]))   # outer expressions first
     return Inlined("".join(pieces), header, ordered)
 

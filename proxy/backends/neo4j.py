@@ -15,14 +15,35 @@ from collections.abc import Iterator
 from typing import Any
 
 from neo4j import (
-    READ_ACCESS, WRITE_ACCESS, AsyncGraphDatabase, AsyncResult, AsyncSession, AsyncTransaction, Auth,
-    Bookmarks, Query, ResultSummary,
+    READ_ACCESS,
+    WRITE_ACCESS,
+    AsyncGraphDatabase,
+    AsyncResult,
+    AsyncSession,
+    AsyncTransaction,
+    Auth,
+    Bookmarks,
+    Query,
+    ResultSummary,
+    graph,
 )
-from neo4j import graph
-from neo4j.exceptions import DriverError, Neo4jError, ResultConsumedError, ServiceUnavailable, SessionExpired
+from neo4j.exceptions import (
+    DriverError,
+    Neo4jError,
+    ResultConsumedError,
+    ServiceUnavailable,
+    SessionExpired,
+)
 
 from proxy import values
-from proxy.backends.base import STAT_KEYS, Backend, Result, Summary, Transaction, TxConfig
+from proxy.backends.base import (
+    STAT_KEYS,
+    Backend,
+    Result,
+    Summary,
+    Transaction,
+    TxConfig,
+)
 from proxy.errors import CypherError
 
 log = logging.getLogger(__name__)
@@ -95,7 +116,8 @@ def to_proxy_value(value: Any) -> Any:
     return value
 
 
-# `Entity.id` warns that it is deprecated on every read; Bolt still carries the legacy id, so read it quietly.
+# `Entity.id` warns on every read that it is deprecated, but Bolt clients still get the legacy id:
+# read the driver's `_id` instead.
 def _node(node: graph.Node) -> values.Node:
     # The driver keeps labels as a frozenset: sort them so the proxy's output is deterministic.
     return values.Node(node._id, sorted(node.labels), dict(node.items()), node.element_id)
@@ -160,18 +182,21 @@ class Neo4jResult(Result):
         if self._summary is None:
             try:
                 with upstream_errors(self._uri):
-                    summary = await self._result.consume()
-                    bookmark = await _bookmark(self._session) if self._session else None
-                self._summary = to_summary(summary, self._database, bookmark)
-            except ResultConsumedError:
-                # The transaction ended (commit/rollback) before this result was consumed.
-                self._summary = Summary(database=self._database)
+                    self._summary = await self._read_summary()
             except CypherError as error:
                 self._error = error
                 raise
             finally:
                 await self._close()
         return self._summary
+
+    async def _read_summary(self) -> Summary:
+        try:
+            summary = await self._result.consume()
+        except ResultConsumedError:     # its transaction ended first: commit/rollback discard open results
+            return Summary(database=self._database)
+        bookmark = await _bookmark(self._session) if self._session else None
+        return to_summary(summary, self._database, bookmark)
 
     async def _close(self) -> None:
         if self._session is not None:

@@ -165,8 +165,7 @@ class BoltConnection:
             self._work = asyncio.create_task(self._handle(signature, data))
             await asyncio.wait({self._work})
             work, self._work = self._work, None
-            if work.cancelled():          # interrupted by a RESET behind it
-                self._results.clear()
+            if work.cancelled():          # interrupted by a RESET behind it (which drops results)
                 self._send(m.IGNORED)
                 continue
             if not work.result():
@@ -225,8 +224,7 @@ class BoltConnection:
         self._writer.write(chunk(self._packer.pack_message(signature, list(fields))))
 
     def _fail(self, error: CypherError) -> None:
-        self._results.clear()
-        self._state = State.FAILED
+        self._state = State.FAILED        # open results stay until the RESET that must follow
         self._send(m.FAILURE, error.failure_metadata(self._version))
 
     # ---- connection setup ------------------------------------------------------------
@@ -259,8 +257,7 @@ class BoltConnection:
         self._send(m.SUCCESS, {})
 
     async def _reset(self, fields: list[Any]) -> None:
-        self._results.clear()
-        await self._session.reset()
+        await self._release()
         self._state = State.READY if self._session.authenticated else State.AUTHENTICATION
         self._send(m.SUCCESS, {})
 
@@ -314,7 +311,7 @@ class BoltConnection:
         self._send(m.SUCCESS, {"bookmark": bookmark} if bookmark else {})
 
     async def _rollback(self, fields: list[Any]) -> None:
-        self._results.clear()
+        await self._drop_results()
         await self._session.rollback()
         self._state = State.READY
         self._send(m.SUCCESS, {})
@@ -367,14 +364,28 @@ class BoltConnection:
         open_.lookahead = await open_.result.fetch(1)
         return bool(open_.lookahead)
 
+    async def _drop_results(self) -> None:
+        """Discard every open result, so the backend releases what it holds for them
+        (an upstream Neo4j connection, a buffered FalkorDB reply)."""
+        results, self._results = list(self._results.values()), {}
+        for open_ in results:
+            try:
+                await open_.result.consume()
+            except Exception:             # it failed already, or its transaction has ended
+                log.debug("%s: discarding an open result failed", self.connection_id, exc_info=True)
+
+    async def _release(self) -> None:
+        """Drop open results and roll back an open transaction (RESET, LOGOFF, close)."""
+        await self._drop_results()
+        await self._session.reset()
+
     # ---- shutdown ----------------------------------------------------------------------
 
     async def _close(self) -> None:
         """Roll back whatever is open and close the socket; errors are logged, not raised."""
         self._state = State.DEFUNCT
-        self._results.clear()
         try:
-            await asyncio.wait_for(self._session.reset(), CLOSE_TIMEOUT)
+            await asyncio.wait_for(self._release(), CLOSE_TIMEOUT)
         except Exception:
             log.exception("%s: rollback on close failed", self.connection_id)
         try:

@@ -1,12 +1,14 @@
 """The FalkorDB backend against a real embedded server (started per module in a temp dir)."""
 
 import asyncio
+import datetime as dt
 import math
 import os
 import signal
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.backends.base import TxConfig
@@ -123,13 +125,77 @@ async def test_any_json_value_round_trips(backend, value):
     assert _same(value, back), (value, back)
 
 
+DAY = Date(2024, 1, 1)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (DAY, DAY), (dt.date(1, 1, 1), Date(1, 1, 1)), (dt.date(9999, 12, 31), Date(9999, 12, 31)),
+    (DateTime(2024, 2, 3, 4, 5, 6), DateTime(2024, 2, 3, 4, 5, 6)),
+    (dt.datetime(1900, 2, 3, 4, 5, 6, 789), DateTime(1900, 2, 3, 4, 5, 6)),      # whole seconds only
+    (Time(4, 5, 6, 7), Time(4, 5, 6)), (dt.time(23, 59, 59), Time(23, 59, 59)),
+    (Duration(days=1, seconds=2), Duration(days=1, seconds=2)),
+    (dt.timedelta(days=-365), Duration(days=-365)),
+    (Duration(months=14, days=3, seconds=14706), Duration(months=14, days=3, seconds=14706)),
+    (WGS84Point((2.5, 1.5)), WGS84Point((2.5, 1.5))),
+    ([DAY, Date(2024, 1, 2), None], [DAY, Date(2024, 1, 2), None]),
+    ({"at": DAY, "n": 1, "odd-key": [DAY]}, {"at": DAY, "n": 1, "odd-key": [DAY]}),
+    ([float("inf"), 5e-324, "it's", DAY], [float("inf"), 5e-324, "it's", DAY]),
+])
+async def test_expression_parameters(backend, value, expected):
+    result = await backend.run("RETURN $d", {"d": value}, AUTO, None)
+    assert result.keys == ["$d"]
+    assert await result.fetch(-1) == [[expected]]
+
+
+async def test_nan_and_point_precision(backend):
+    [[nan, differs]] = await rows(backend, "RETURN $x, $x <> $x", {"x": float("nan")})
+    assert math.isnan(nan) and differs is True
+    [[point]] = await rows(backend, "RETURN $p", {"p": WGS84Point((10.987654321, 59.123456789))})
+    assert point.longitude != 10.987654321                       # FalkorDB stores float32 coordinates
+    assert math.isclose(point.longitude, 10.987654321, rel_tol=1e-6)
+    assert math.isclose(point.latitude, 59.123456789, rel_tol=1e-6)
+
+
+async def test_tokens_in_strings_and_comments_stay_text(backend):
+    result = await backend.run("RETURN '$d' AS s, $d.year /* $d */ // $d", {"d": DAY}, AUTO, None)
+    assert result.keys == ["s", "$d.year /* $d */ // $d"]
+    assert await result.fetch(-1) == [["$d", 2024]]
+    assert await rows(backend, "RETURN $0, $`odd name`", {"0": DAY, "odd name": 1}) == [[DAY, 1]]
+
+
+async def test_store_and_unwind_expression_parameters(clean):
+    when = DateTime(2024, 5, 6, 7, 8, 9)
+    [[at]] = await rows(clean, "CREATE (n:E {at: $when}) RETURN n.at", {"when": when})
+    assert at == when
+    assert await rows(clean, "MATCH (n:E) WHERE n.at = $when RETURN count(n)", {"when": when}) == [[1]]
+    data = [{"i": i, "on": Date(2024, 1, 1 + i), "every": Duration(days=i)} for i in range(3)]
+    await rows(clean, "UNWIND $rows AS r CREATE (:Row {i: r.i, on: r.on, every: r.every})", {"rows": data})
+    back = await rows(clean, "MATCH (r:Row) RETURN r.i, r.on, r.every ORDER BY r.i")
+    assert back == [[r["i"], r["on"], r["every"]] for r in data]
+
+
+def _whole_seconds(value: dt.datetime) -> DateTime:
+    return DateTime.from_native(value.replace(microsecond=0))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(day=st.dates(), moment=st.datetimes())
+async def test_any_date_and_local_datetime_round_trips(backend, day, moment):
+    """FalkorDB keeps local date-times to the second: fractions are dropped, not rounded."""
+    [[back_day, back_moment, same]] = await rows(backend, "RETURN $d, $t, $t = $whole",
+                                                 {"d": day, "t": moment, "whole": _whole_seconds(moment)})
+    assert back_day == Date.from_native(day)
+    assert back_moment == _whole_seconds(moment) and same is True
+
+
 @pytest.mark.parametrize("query, params, code", [
     ("RETURN 1 +", {}, "Neo.ClientError.Statement.SyntaxError"),
     ("RETURN elementId(1)", {}, "Neo.ClientError.Statement.SyntaxError"),
     ("RETURN x", {}, "Neo.ClientError.Statement.SyntaxError"),
     ("RETURN $missing", {}, "Neo.ClientError.Statement.ParameterMissing"),
     ("RETURN 'a' * 2", {}, "Neo.ClientError.Statement.TypeError"),
-    ("RETURN $d", {"d": Date(2020, 1, 1)}, "Neo.ClientError.Statement.TypeError"),
+    ("RETURN $d", {"d": DateTime(2020, 1, 1, tzinfo=dt.timezone.utc)}, "Neo.ClientError.Statement.TypeError"),
+    ("RETURN $p", {"p": CartesianPoint((1.0, 2.0))}, "Neo.ClientError.Statement.TypeError"),
     ("RETURN $b", {"b": b"bytes"}, "Neo.ClientError.Statement.TypeError"),
     ("RETURN $s", {"s": "\ud800"}, "Neo.ClientError.Statement.TypeError"),
     ("RETURN " + "[" * 20 + "1" + "]" * 20, {}, "Neo.ClientError.Statement.SyntaxError"),

@@ -144,3 +144,14 @@ def test_splice_matches_piecewise_rebuild(text, data):
         pos = e
     expected += text[pos:]
     assert splice(text, list(zip(spans, news))) == expected
+
+
+def test_outermost_keeps_the_outer_of_nested_edits():
+    from extensions.cypher.splice import outermost, splice
+    text = "WHERE elementId(n) = $id AND f(g(x))"
+    whole_comparison = ((6, 24), "id(n) = toInteger($id)")
+    inner_call = ((6, 18), "toString(id(n))")          # same start: the outer one still wins
+    outer_f, inner_g = ((29, 36), "F"), ((31, 35), "G")
+    kept = outermost([inner_call, inner_g, whole_comparison, outer_f])
+    assert kept == [whole_comparison, outer_f]
+    assert splice(text, kept) == "WHERE id(n) = toInteger($id) AND F"

@@ -83,8 +83,10 @@ def test_nested_expressions_restore_the_outer_name_first():
     assert result.column("[date('2024-01-01')]") == "$l" and result.column("date('2024-01-01')") == "$d"
 
 
-def test_no_parameters_or_no_dollar_is_untouched():
-    assert inline("RETURN 1", {"d": DAY}).query == "RETURN 1"
+def test_unreferenced_expression_parameters_are_dropped_like_neo4j_ignores_them():
+    zoned = DateTime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    result = inline("RETURN 1 // $d", {"d": DAY, "z": zoned, "n": 1})
+    assert result.query == "RETURN 1 // $d" and result.params == {"n": 1}
     assert inline("RETURN $x", None).params == {}
 
 

@@ -9,18 +9,28 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from neo4j import ResultSummary
 from neo4j._codec.hydration.v2 import HydrationHandler
 from neo4j.addressing import Address
 from neo4j.api import ServerInfo, Version
 from neo4j.exceptions import (
-    ConfigurationError, Neo4jError, ResultFailedError, ServiceUnavailable, TransactionError,
+    ConfigurationError,
+    Neo4jError,
+    ResultFailedError,
+    ServiceUnavailable,
+    TransactionError,
 )
 from neo4j.spatial import CartesianPoint, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.neo4j import DATABASE_UNAVAILABLE, to_cypher_error, to_proxy_value, to_summary
+from proxy.backends.neo4j import (
+    DATABASE_UNAVAILABLE,
+    to_cypher_error,
+    to_proxy_value,
+    to_summary,
+)
 from proxy.errors import CypherError
 from proxy.values import Node, Path, Relationship
 

@@ -217,6 +217,24 @@ async def test_extension_inside_transaction_sees_uncommitted_writes(backend, pla
         await tx.rollback()
 
 
+async def test_big_batches_are_computed_off_the_event_loop(runner):
+    import dataclasses
+    import threading
+
+    from extensions.registry import Registry
+    seen = []
+    base = registry().get("ts_avg")
+
+    def evaluate(rows_):
+        seen.append(threading.current_thread() is threading.main_thread())
+        return base.evaluate(rows_)
+    offloaded = dataclasses.replace(base, evaluate=evaluate, offload_above=0)
+    planner = ExtensionPlanner(Registry([offloaded]), backend_kind="falkordb")
+    got = await rows(await planner.execute(
+        "MATCH (p:ProductionProfile {id: 'P3'}) RETURN ts_avg(p.prd_oe_net) AS v", {}, runner))
+    assert got == [[7.0]] and seen == [False]
+
+
 def test_plans_are_cached(planner):
     assert planner.plan(SEED) is planner.plan(SEED)
     assert planner.plan("MATCH (n) RETURN n") is None
