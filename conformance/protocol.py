@@ -286,7 +286,8 @@ class ProtocolChecks:
 
     async def failure_metadata(self) -> str:
         seen = []
-        for client in (CLIENTS[0], CLIENTS[3]):     # 5.7+ (GQL-style) and the Browser's version
+        older = Client("5.4-only", bytes.fromhex("00040405") + bytes(12), _versions("5.4-5.0"))
+        for client in (CLIENTS[0], older):           # GQL-style (5.7+) and {code, message}
             bolt = await self.session(client)
             try:
                 bolt.send(run_msg("RETURN ("))
