@@ -7,7 +7,16 @@ import time
 
 from neo4j._codec.hydration.v2 import HydrationHandler
 from neo4j._codec.packstream.v1 import (
-    PackableBuffer, Packer as DriverPacker, Structure as DriverStructure, UnpackableBuffer,
+    PackableBuffer,
+    UnpackableBuffer,
+)
+from neo4j._codec.packstream.v1 import (
+    Packer as DriverPacker,
+)
+from neo4j._codec.packstream.v1 import (
+    Structure as DriverStructure,
+)
+from neo4j._codec.packstream.v1 import (
     Unpacker as DriverUnpacker,
 )
 

@@ -15,6 +15,8 @@ from collections import Counter
 
 import falkordb
 import neo4j.graph
+import neo4j.spatial
+import neo4j.time
 
 from conformance.literals import NodeLit, PathLit, RelLit
 
@@ -34,10 +36,12 @@ def _duration(v) -> tuple:
 
 
 def _temporal(v, as_string: bool) -> tuple | str:
-    if isinstance(v, dt.datetime) and v.tzinfo is dt.timezone.utc:
-        v = v.replace(tzinfo=None)      # the falkordb client marks FalkorDB's local datetimes UTC
+    if hasattr(v, "to_native"):
+        v = v.to_native()                              # neo4j.time -> datetime (microseconds)
+    if isinstance(v, dt.datetime) and v.utcoffset() == dt.timedelta(0):
+        v = v.replace(tzinfo=None)      # FalkorDB datetimes have no zone; the client says UTC
     text = v.isoformat()
-    return text if as_string else (type(v).__name__.lower().replace("localtime", "time"), text)
+    return text if as_string else (type(v).__name__, text)
 
 
 _GRAPH_TYPES = [(neo4j.graph.Node, "Node"), (neo4j.graph.Relationship, "Relationship"),
@@ -80,18 +84,18 @@ def normalise(v, temporal_as_string: bool = False, unordered_lists: bool = False
         return ("i", v)
     if isinstance(v, float):
         return _float(v)
+    if isinstance(v, neo4j.time.Duration) or type(v).__name__ == "relativedelta":
+        return _duration(v)
+    if isinstance(v, neo4j.spatial.Point):           # a tuple subclass: test before lists
+        return normalise({"latitude": v[1], "longitude": v[0]} if len(v) == 2
+                         else {"x": v[0], "y": v[1], "z": v[2]}, temporal_as_string, unordered_lists)
     if isinstance(v, (list, tuple)):
         items = [normalise(x, temporal_as_string, unordered_lists) for x in v]
         return ("l", tuple(sorted(items, key=repr) if unordered_lists else items))
-    if type(v).__name__ in ("CartesianPoint", "WGS84Point", "Point"):
-        return normalise({"latitude": v[1], "longitude": v[0]} if len(v) == 2
-                         else {"x": v[0], "y": v[1], "z": v[2]}, temporal_as_string, unordered_lists)
     if isinstance(v, dict):
         return ("m", tuple(sorted((str(k), normalise(x, temporal_as_string, unordered_lists))
                                   for k, x in v.items())))
-    if type(v).__name__ in ("Duration", "relativedelta"):
-        return _duration(v)
-    if isinstance(v, (dt.date, dt.time)) or type(v).__name__ in ("Date", "Time", "DateTime"):
+    if isinstance(v, (dt.date, dt.time, neo4j.time.Date, neo4j.time.Time, neo4j.time.DateTime)):
         return _temporal(v, temporal_as_string)
     graph = _graph(v, temporal_as_string, unordered_lists)
     if graph is not None:

@@ -7,7 +7,8 @@ import os
 import signal
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration, Time
 

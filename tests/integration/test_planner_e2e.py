@@ -9,10 +9,10 @@ import pytest
 from extensions.planner import ExtensionPlanner
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.bolt.server import start_bolt_server
+from proxy.demo import SEED_QUERY as SEED
 from proxy.session import Session
 from tests.unit.test_planner_support import (
     GRAPH,
-    SEED,
     registry,
     seed_expected,
     ts_avg_value,

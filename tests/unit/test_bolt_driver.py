@@ -129,12 +129,13 @@ async def test_neo4j_routing_scheme(server):
 async def _self_signed_cert(directory: Path) -> tuple[Path, Path]:
     cert, key = directory / "cert.pem", directory / "key.pem"
     try:
+        import datetime as dt
+        import ipaddress
+
         from cryptography import x509
         from cryptography.hazmat.primitives import hashes, serialization
         from cryptography.hazmat.primitives.asymmetric import ec
         from cryptography.x509.oid import NameOID
-        import datetime as dt
-        import ipaddress
     except ImportError:
         if not shutil.which("openssl"):
             pytest.skip("neither the cryptography package nor the openssl CLI is available")

@@ -6,13 +6,21 @@ import asyncio
 import datetime as dt
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from neo4j.time import DateTime
 
 from proxy.bolt import handshake as hs
 from proxy.bolt.chunking import MAX_CHUNK, chunk, read_message
 from proxy.packstream import Packer
-from tests.unit.test_bolt_support import MAGIC, PASSWORD, USER, BoltServer, RawClient, slots
+from tests.unit.test_bolt_support import (
+    MAGIC,
+    PASSWORD,
+    USER,
+    BoltServer,
+    RawClient,
+    slots,
+)
 
 MANIFEST = (0xFF, 1, 0)
 

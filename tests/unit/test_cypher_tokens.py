@@ -6,7 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from extensions.cypher.tokens import EOF, FLOAT, IDENT, INT, OP, PARAM, QIDENT, STRING, tokenize
+from extensions.cypher.tokens import (
+    EOF,
+    FLOAT,
+    IDENT,
+    INT,
+    OP,
+    PARAM,
+    QIDENT,
+    STRING,
+    tokenize,
+)
 from proxy.errors import CypherError
 
 

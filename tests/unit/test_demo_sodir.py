@@ -12,7 +12,12 @@ import shapely
 from pyproj import Geod
 
 from proxy.demo.loader import _node_statements, _rel_statements
-from proxy.demo.sodir import DEFAULT_SOURCE, PRODUCTION_UNITS, build_graph, production_frame
+from proxy.demo.sodir import (
+    DEFAULT_SOURCE,
+    PRODUCTION_UNITS,
+    build_graph,
+    production_frame,
+)
 
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 NORWAY_OFFSHORE = shapely.box(-3.0, 55.5, 38.0, 75.0)   # lon/lat: North, Norwegian and Barents Seas

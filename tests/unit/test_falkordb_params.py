@@ -3,12 +3,17 @@
 import datetime as dt
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 from neo4j.spatial import CartesianPoint, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.backends.falkordb import _code_only
-from proxy.backends.falkordb_params import inline_params, needs_expression, to_expression
+from proxy.backends.falkordb_params import (
+    inline_params,
+    needs_expression,
+    to_expression,
+)
 from proxy.errors import CypherError
 
 DAY = Date(2024, 1, 1)

@@ -6,8 +6,15 @@ import pytest
 from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.backends.falkordb_values import (
-    Schema, SchemaMiss, decode, encode_params, error_from_reply, parse_plan, parse_stats,
-    plan_query_type, to_literal,
+    Schema,
+    SchemaMiss,
+    decode,
+    encode_params,
+    error_from_reply,
+    parse_plan,
+    parse_stats,
+    plan_query_type,
+    to_literal,
 )
 from proxy.errors import CypherError
 from proxy.values import Node, Path, Relationship, WGS84Point

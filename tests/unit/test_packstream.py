@@ -9,16 +9,30 @@ import zoneinfo
 import numpy as np
 import pytest
 import pytz
-from hypothesis import HealthCheck, assume, example, given, settings, strategies as st
-from neo4j._codec.hydration import v1 as driver_hydration_v1, v2 as driver_hydration_v2
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+from neo4j._codec.hydration import v1 as driver_hydration_v1
+from neo4j._codec.hydration import v2 as driver_hydration_v2
 from neo4j._codec.packstream.v1 import (
-    PackableBuffer, Packer as DriverPacker, UnpackableBuffer, Unpacker as DriverUnpacker,
+    PackableBuffer,
+    UnpackableBuffer,
+)
+from neo4j._codec.packstream.v1 import (
+    Packer as DriverPacker,
+)
+from neo4j._codec.packstream.v1 import (
+    Unpacker as DriverUnpacker,
 )
 from neo4j.spatial import CartesianPoint, Point, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.packstream import (
-    MAX_DEPTH, Packer, PackStreamError, Structure, unpack, unpack_message,
+    MAX_DEPTH,
+    Packer,
+    PackStreamError,
+    Structure,
+    unpack,
+    unpack_message,
 )
 from proxy.values import Node, Path, Relationship
 

@@ -7,7 +7,8 @@ from hypothesis import strategies as st
 
 from extensions import bind
 from extensions.planner import ExtensionPlanner
-from tests.unit.test_planner_support import SEED, registry
+from proxy.demo import SEED_QUERY as SEED
+from tests.unit.test_planner_support import registry
 
 
 def _lookup(value, index, keys):

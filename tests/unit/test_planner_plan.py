@@ -11,11 +11,11 @@ import pytest
 from extensions.planner import ExtensionPlanner
 from proxy.backends.base import TxConfig
 from proxy.backends.falkordb import FalkorDBBackend
+from proxy.demo import SEED_QUERY as SEED
 from proxy.errors import CypherError
 from tests.unit.test_planner_support import (
     CALLS,
     GRAPH,
-    SEED,
     RecordingRunner,
     registry,
     rows,

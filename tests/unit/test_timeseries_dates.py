@@ -5,11 +5,18 @@ import datetime as dt
 import neo4j.time
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from extensions.timeseries.dates import (
-    infer_resolution, parse_date, period_of, period_starts, periods_from_datetimes, periods_to_datetimes,
-    resolve_range, resolve_single,
+    infer_resolution,
+    parse_date,
+    period_of,
+    period_starts,
+    periods_from_datetimes,
+    periods_to_datetimes,
+    resolve_range,
+    resolve_single,
 )
 from proxy.errors import CypherError
 

@@ -5,7 +5,8 @@ import math
 import neo4j.time
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from extensions.registry import ArgKind, NodeRef, PropertyRef, Registry
 from extensions.timeseries import TimeseriesStore, timeseries_extensions

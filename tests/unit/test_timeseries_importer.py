@@ -8,7 +8,10 @@ import pytest
 from extensions.registry import NodeRef, PropertyRef
 from extensions.timeseries import TimeseriesStore, timeseries_extensions
 from extensions.timeseries.importer import (
-    TimeseriesImportError, add_import_arguments, import_timeseries, run_import,
+    TimeseriesImportError,
+    add_import_arguments,
+    import_timeseries,
+    run_import,
 )
 from tests.harness import SHARED
 
