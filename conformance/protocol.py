@@ -10,10 +10,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from conformance.report import Section
 from proxy.bolt.chunking import chunk, read_message
 from proxy.packstream import Packer, unpack_message
-
-from conformance.report import Section
 
 MAGIC = bytes.fromhex("6060B017")
 MANIFEST_SLOT = bytes.fromhex("000001FF")
@@ -65,7 +64,7 @@ class Bolt:
         self.version: tuple[int, int] = (5, 0)
 
     @classmethod
-    async def connect(cls, host: str, port: int) -> "Bolt":
+    async def connect(cls, host: str, port: int) -> Bolt:
         return cls(*await asyncio.wait_for(asyncio.open_connection(host, port), TIMEOUT))
 
     async def read(self, n: int) -> bytes:
@@ -126,7 +125,7 @@ class Bolt:
             return True
         except (ConnectionError, asyncio.IncompleteReadError):
             return True
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
 
     def close(self) -> None:
@@ -192,8 +191,7 @@ class ProtocolChecks:
         try:
             detail = await check
             self.section.check(name, True, detail or "")
-        except (AssertionError, ValueError, OSError, asyncio.TimeoutError,
-                asyncio.IncompleteReadError) as exc:
+        except (TimeoutError, AssertionError, ValueError, OSError, asyncio.IncompleteReadError) as exc:
             self.section.check(name, False, f"{type(exc).__name__}: {exc}")
 
     async def client_round_trip(self, client: Client) -> str:

@@ -10,9 +10,9 @@ starting graph, the setup queries, the parameters, the procedures the scenario d
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 __all__ = ["Check", "Expected", "Scenario", "Step", "read_feature", "read_tck", "table_cells"]
 
@@ -75,7 +75,7 @@ class Scenario:
 
     @property
     def id(self) -> str:
-        """`Feature.feature:line Name`, plus the example index for outlines."""
+        """`Feature.feature:line Name`; outline names end with ` #n`, the Examples row number."""
         return f"{self.feature.name}:{self.line} {self.name}"
 
 
@@ -204,7 +204,7 @@ def _interpret(scenario: Scenario, steps: list[Step]) -> Scenario:
             scenario.parameters.update({row[0]: row[1] for row in step.table or []})
         elif m := _PROCEDURE.match(text):
             scenario.procedures.append(m.group(1))
-        elif text.startswith("executing query") or text.startswith("executing control query"):
+        elif text.startswith(("executing query", "executing control query")):
             scenario.checks.append(Check(step.docstring or "", None, control="control" in text))
         elif (expected := _expected(step)) is not None and scenario.checks:
             scenario.checks[-1].expected = expected
@@ -227,7 +227,7 @@ def read_feature(path: Path) -> Iterator[Scenario]:
             continue
         examples = block.examples if block.kind == "Scenario Outline" else [{}]
         for n, example in enumerate(examples):
-            name = block.name + (f" #{n + 1}" if block.kind == "Scenario Outline" else "")
+            name = _substitute(block.name, example) + (f" #{n + 1}" if example else "")
             steps = [_instantiate(s, example) for s in background + block.steps]
             yield _interpret(Scenario(name, path, block.line, block.tags,
                                       example=example or None), steps)

@@ -95,19 +95,23 @@ class ExtensionPlanner:
 
     async def _run_step(self, step, params: dict[str, Any], runner, kind: str) -> dict[str, Any]:
         if isinstance(step, AlgorithmStep):
-            return {step.param: await self._run_algorithm(step, params, runner, kind)}
+            return await self._run_algorithm(step, params, runner, kind)
         result = await runner.run(step.text, params)
         rows = await result.fetch(-1)
         await result.consume()
-        return {site.param: await self._bind(site, rows, kind) for site in step.sites}
+        values: dict[str, Any] = {}
+        for site in step.sites:
+            values.update(await self._bind(site, rows, kind))
+        return values
 
-    async def _bind(self, site: Site, rows: list[list[Any]], kind: str) -> Any:
-        """The parameter value of one call; a big batch is computed in a worker thread."""
+    async def _bind(self, site: Site, rows: list[list[Any]], kind: str) -> dict[str, Any]:
+        """The parameters of one call; a big batch is computed in a worker thread."""
         if len(rows) > site.ext.offload_above:
             return await asyncio.to_thread(_bind_rows, site, rows, kind)
         return _bind_rows(site, rows, kind)
 
-    async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner, kind: str) -> Any:
+    async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner,
+                             kind: str) -> dict[str, Any]:
         procedure = step.procedure
         arguments = dict(procedure.parameters)
         if step.arguments is not None:
@@ -125,10 +129,10 @@ class ExtensionPlanner:
             computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
         else:
             computed = procedure.evaluate(arguments, rows)
-        return bind.build(kind, True, ((key, (), list(row)) for key, row in computed.items()))
+        return bind.build(kind, step.param, True, ((key, (), list(row)) for key, row in computed.items()))
 
 
-def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> Any:
+def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> dict[str, Any]:
     """Probe rows -> distinct argument tuples -> `evaluate` once -> the parameter value.
 
     Rows are deduplicated by the database-computed index and keys before any argument object
@@ -152,7 +156,7 @@ def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> Any:
     if len(values) != len(distinct):
         raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
     entries = ((key[0], key[1:], value) for key, value in zip(distinct, values))
-    return bind.build(kind, index_col is not None, entries)
+    return bind.build(kind, site.param, index_col is not None, entries)
 
 
 _MISSING = object()

@@ -369,8 +369,8 @@ class PartPlanner:
                 keys.append(expr)
                 key_cols.append(column(expr))
         index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
-        self.add_edit((*call.span, bind.lookup(param, index, keys)))
-        self.placeholders[param] = bind.placeholder(self.kind, index is not None, len(keys))
+        self.add_edit((*call.span, bind.lookup(self.kind, param, index, keys)))
+        self.placeholders.update(bind.placeholder(self.kind, param, index is not None, len(keys)))
         return Site(ext, param, args, index_arg, key_cols)
 
     # -- algorithms
@@ -402,14 +402,15 @@ class PartPlanner:
         outputs = [node if f == procedure.yields[0]
                    else f"{row}[{procedure.yields.index(f) - 1}] AS {quote_name(names.get(f, f))}"
                    for f in fields]
-        text = (f"MATCH ({node}) WITH {keep}, ${param}[{bind.node_index_expr(self.kind, node)}] AS {row} "
+        lookup = bind.lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
+        text = (f"MATCH ({node}) WITH {keep}, {lookup} AS {row} "
                 f"WHERE {row} IS NOT NULL WITH {', '.join(carried + outputs)}")
         if clause.where is not None:
             text += f" WHERE {self.render(clause.where)}"
         if clause is self.part.clauses[-1]:
             text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in fields)
         self.add_edit((*clause.span, text))
-        self.placeholders[param] = bind.placeholder(self.kind, True, 0)
+        self.placeholders.update(bind.placeholder(self.kind, param, True, 0))
         self.steps.append(AlgorithmStep(procedure, param, args[0] if args else None))
 
     # -- column names

@@ -100,8 +100,7 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             _print_demo_help(uri, config)
         if config.backend == "falkordb":
             log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
-        log.info("ready: %s", uri)
-        print(f"ready: {uri}", flush=True)
+        print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
         await stop.wait()
         log.info("shutting down")
         server.close()

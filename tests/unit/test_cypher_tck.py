@@ -8,8 +8,7 @@ them with Neo4j's own message.
 
 from __future__ import annotations
 
-import re
-
+from conformance.tck import read_tck
 from extensions.cypher import ast as A
 from extensions.cypher import parse, render
 from proxy.errors import CypherError
@@ -24,77 +23,31 @@ SYNTACTIC = {"UnexpectedSyntax", "InvalidNumberLiteral", "IntegerOverflow", "Flo
 # Valid TCK queries the parser does not accept, with the reason. Keep this empty if possible.
 ALLOWED_FAILURES: dict[str, str] = {}
 
-# Grammar-level TCK errors the parser accepts, keyed by test-id prefix, with the reason. The
-# backend rejects them with Neo4j's message; the proxy needs no second opinion.
+# Grammar-level TCK errors the parser accepts, keyed by "<feature file> <scenario name prefix>",
+# with the reason. The backend rejects them with Neo4j's message; the proxy needs no second opinion.
 ACCEPTED_SYNTAX_ERRORS: dict[str, str] = {
-    "clauses/call/Call5.feature::Scenario: [7]":
+    "Call5.feature [7]":
         "YIELD * is grammatical; only standalone CALL may use it (a scoping rule)",
-    "expressions/list/List6.feature::Scenario Outline: [6]":
+    "List6.feature [6]":
         "pattern expressions outside WHERE (size((a)-->())) are openCypher 9 grammar; "
         "Neo4j 5 rejects them semantically",
-    "expressions/pattern/Pattern1.feature::Scenario: [2":
+    "Pattern1.feature [2":
         "same: pattern expression used as a value in RETURN/WITH/SET",
 }
 
 
-def _docstring(lines: list[str], i: int) -> tuple[str, int]:
-    """The text of the \"\"\" block starting at or after line i, and the line after it."""
-    while '"""' not in lines[i]:
-        i += 1
-    indent = lines[i].index('"""')
-    body = []
-    i += 1
-    while '"""' not in lines[i]:
-        body.append(lines[i][indent:] if lines[i][:indent].strip() == "" else lines[i].lstrip())
-        i += 1
-    return "\n".join(body), i + 1
-
-
-def _examples(lines: list[str], i: int) -> list[dict[str, str]]:
-    """Rows of the Examples: table starting after line i (cells with \\| unescaped)."""
-    rows = []
-    while i < len(lines) and not lines[i].strip().startswith("|"):
-        i += 1
-    while i < len(lines) and lines[i].strip().startswith("|"):
-        cells = re.split(r"(?<!\\)\|", lines[i].strip())[1:-1]
-        rows.append([c.strip().replace("\\|", "|") for c in cells])
-        i += 1
-    return [dict(zip(rows[0], row)) for row in rows[1:]]
-
-
 def tck_queries() -> list[tuple[str, str, str | None]]:
-    """(test id, query, error kind or None) for every query in every .feature file."""
+    """(test id, query, compile-time SyntaxError detail or None) for every TCK query, setup included."""
     out = []
-    for path in sorted(TCK.rglob("*.feature")):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        scenarios: list[tuple[str, int, int]] = []   # (name, first line, last line)
-        for n, line in enumerate(lines):
-            if line.strip().startswith(("Scenario:", "Scenario Outline:")):
-                scenarios.append((line.strip(), n, len(lines)))
-        for k in range(len(scenarios) - 1):
-            scenarios[k] = (scenarios[k][0], scenarios[k][1], scenarios[k + 1][1])
-        for name, first, last in scenarios:
-            queries, error, examples = [], None, [{}]
-            i = first
-            while i < last:
-                stripped = lines[i].strip()
-                if stripped.startswith(("When executing query:", "And having executed:",
-                                        "When executing control query:", "Given having executed:")):
-                    text, i = _docstring(lines, i + 1)
-                    queries.append((stripped.startswith("When executing query"), text))
-                    continue
-                m = re.match(r"Then a SyntaxError should be raised at compile time: (\w+)", stripped)
-                if m:
-                    error = m.group(1)
-                if stripped.startswith("Examples:"):
-                    examples = _examples(lines, i + 1)
-                i += 1
-            for row_no, row in enumerate(examples):
-                for q_no, (is_main, text) in enumerate(queries):
-                    for key, value in row.items():
-                        text = text.replace(f"<{key}>", value)
-                    test_id = f"{path.relative_to(TCK)}::{name[:60]}#{row_no}.{q_no}"
-                    out.append((test_id, text, error if is_main else None))
+    for scenario in read_tck(TCK):
+        for n, query in enumerate(scenario.setup):
+            out.append((f"{scenario.feature.name} {scenario.name} #setup{n}", query, None))
+        for n, check in enumerate(scenario.checks):
+            expected = check.expected
+            error = (expected.detail or "UnexpectedSyntax"
+                     if expected and expected.kind == "error" and expected.error == "SyntaxError"
+                     and expected.phase == "compile time" else None)
+            out.append((f"{scenario.feature.name} {scenario.name} #{n}", check.query, error))
     return out
 
 

@@ -153,7 +153,7 @@ async def test_explain_runs_no_probe(planner, runner):
     summary = await result.consume()
     assert summary.query_type == "r"
     assert len(runner.queries) == 1 and runner.queries[0][0].startswith("EXPLAIN ")
-    assert "$__ext0[id(p)]" in runner.queries[0][0]
+    assert "$__ext0[id(p) - $__ext0_base]" in runner.queries[0][0]
 
 
 async def test_profile_runs_probes_and_profiles(planner, runner):
