@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import os
+
 import neo4j
 import pytest
 
-from tests.harness import PASSWORD, USER, ProxyProcess
+from tests.harness import PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
 
 
 @pytest.fixture(scope="session")
 def proxy():
-    """One proxy (FalkorDB backend, throwaway data dir) shared by the integration tests."""
+    """One proxy (FalkorDB backend, throwaway data dir) shared by the integration tests.
+
+    With THROUGH_NEO4J_BACKEND=1 in the environment, clients get a second proxy instead, whose
+    Neo4j backend points at the first (proxy -> proxy -> FalkorDB).
+    """
     with ProxyProcess() as process:
-        yield process
+        if os.environ.get(THROUGH_NEO4J_BACKEND):
+            with ProxyProcess(args=["--upstream", process.uri]) as chained:
+                yield chained
+        else:
+            yield process
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,8 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"          # CI clones the repo with ../shared beside it
 NEO4J6_PATH = REPO / ".cache" / "neo4j6"
 USER, PASSWORD = "neo4j", "password"
+#: Environment switch for tests/conftest.py: serve the tests through a Neo4j-backend proxy.
+THROUGH_NEO4J_BACKEND = "THROUGH_NEO4J_BACKEND"
 
 
 def free_port() -> int:
@@ -105,6 +107,15 @@ def wait_until(predicate, timeout: float = 10.0, interval: float = 0.05) -> bool
 
 def run_with_neo4j6(args: list[str], timeout: float = 600.0) -> subprocess.CompletedProcess:
     """Run `python ARGS` with the neo4j 6.x driver (installed in .cache/neo4j6) first on the path."""
-    env = dict(os.environ, PYTHONPATH=str(NEO4J6_PATH), EXPECT_NEO4J_MAJOR="6")
-    return subprocess.run([sys.executable, *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)
+    return _python(args, timeout, PYTHONPATH=str(NEO4J6_PATH), EXPECT_NEO4J_MAJOR="6")
+
+
+def run_driver_suite(timeout: float = 600.0, **env: str) -> subprocess.CompletedProcess:
+    """Run tests/integration/test_driver_python.py in a fresh pytest, with extra environment."""
+    return _python(["-m", "pytest", "-q", "-p", "no:cacheprovider",
+                    "tests/integration/test_driver_python.py"], timeout, **env)
+
+
+def _python(args: list[str], timeout: float, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], env=dict(os.environ, **env), capture_output=True,
+                          text=True, timeout=timeout, cwd=REPO)

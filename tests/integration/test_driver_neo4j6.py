@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness import NEO4J6_PATH, run_with_neo4j6
+from tests.harness import NEO4J6_PATH, run_driver_suite
 
 pytestmark = pytest.mark.skipif(not (NEO4J6_PATH / "neo4j").exists(),
                                 reason="neo4j 6.x not installed: run `make install`")
 
 
 def test_driver_suite_under_neo4j6():
-    done = run_with_neo4j6(["-m", "pytest", "-q", "-p", "no:cacheprovider",
-                            "tests/integration/test_driver_python.py"])
+    done = run_driver_suite(PYTHONPATH=str(NEO4J6_PATH), EXPECT_NEO4J_MAJOR="6")
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and " failed" not in done.stdout

@@ -20,7 +20,14 @@ from neo4j.spatial import CartesianPoint, WGS84Point
 from proxy.backends.base import TxConfig
 from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
 from proxy.errors import CypherError
-from tests.harness import PASSWORD, USER, ProxyProcess, free_port
+from tests.harness import (
+    PASSWORD,
+    THROUGH_NEO4J_BACKEND,
+    USER,
+    ProxyProcess,
+    free_port,
+    run_driver_suite,
+)
 
 BASIC = {"scheme": "basic", "principal": USER, "credentials": PASSWORD}
 
@@ -102,18 +109,11 @@ def test_counters_equal_the_upstreams(graph, via_b):
     assert chained.nodes_created == 6 and chained.relationships_created == 3
 
 
-def test_explicit_transaction_commit_and_rollback(graph, via_b):
-    with via_b.session() as session:
-        with session.begin_transaction() as tx:
-            tx.run("CREATE (:T {v: 1})").consume()
-            assert tx.run("MATCH (t:T) RETURN count(t) AS c").single()["c"] == 1
-            tx.commit()
-        with session.begin_transaction() as tx:
-            tx.run("CREATE (:T {v: 2})").consume()
-            tx.run("MATCH (t:T {v: 1}) SET t.v = 100").consume()
-            tx.rollback()
-    assert graph.execute_query("MATCH (t:T) RETURN t.v AS v").records[0]["v"] == 1
-    assert graph.execute_query("MATCH (t:T) RETURN count(t) AS c").records[0]["c"] == 1
+def test_driver_suite_through_the_neo4j_backend():
+    """Every driver test of test_driver_python.py, through proxy -> proxy -> FalkorDB."""
+    done = run_driver_suite(**{THROUGH_NEO4J_BACKEND: "1"})
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and " failed" not in done.stdout
 
 
 def test_bookmarks_flow_through(graph, via_b):
