@@ -27,8 +27,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
-from proxy.backends.base import Backend, Result, Summary, Transaction, TxConfig
+from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
+from proxy.backends.falkordb_stream import ReplyStream
 from proxy.backends.falkordb_params import inline_params
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
@@ -119,30 +120,51 @@ class _Graph:
 
 
 class FalkorDBResult(Result):
-    """Records of one reply. FalkorDB sends the whole result at once; `fetch` converts lazily."""
+    """Records of one reply, read from its connection as they are fetched (`ReplyStream`).
 
-    def __init__(self, backend: FalkorDBBackend, graph: _Graph, keys: list[str], rows: list,
-                 summary: Summary):
+    The statistics come at the end of FalkorDB's reply, so the summary is complete once the
+    rows are read. A read-only result abandoned before its end closes its connection instead
+    of reading the rest; a writing one is read to the end for its counters.
+    """
+
+    def __init__(self, backend: FalkorDBBackend, graph: _Graph, statement: _Statement,
+                 keys: list[str], stream: ReplyStream, summary: Summary):
         self.keys = keys
-        self._backend, self._graph = backend, graph
-        self._rows, self._pos = rows, 0
+        self._backend, self._graph, self._statement = backend, graph, statement
+        self._stream: ReplyStream | None = stream
         self._summary = summary
 
     async def fetch(self, n: int) -> list[list[Any]]:
-        end = len(self._rows) if n < 0 else min(len(self._rows), self._pos + n)
-        raw = self._rows[self._pos:end]
+        if self._stream is None:
+            return []
+        raw = await self._stream.rows(n)
         while True:
             try:
                 batch = [decode_row(row, self._graph.schema) for row in raw]
                 break
             except SchemaMiss:
                 await self._backend._refresh_schema(self._graph)
-        self._pos = end
+        if not self._stream.remaining:
+            await self._finish()
         return batch
 
     async def consume(self) -> Summary:
-        self._pos, self._rows = 0, []
+        if self._stream is not None:
+            await self._finish()
         return self._summary
+
+    async def _finish(self) -> None:
+        stream, self._stream = self._stream, None
+        try:
+            if stream.broken or (stream.remaining and not self._statement.may_write):
+                stream.broken = True          # nothing to count (or no way to): drop the connection
+                stats: list = []
+            else:
+                stats = await stream.statistics()
+        finally:
+            await self._backend._release_stream(stream)
+        self._summary.stats = parse_stats(stats)
+        self._summary.query_type = _query_type(self._statement, self.keys, self._summary.stats)
 
 
 class FalkorDBBackend(Backend):
@@ -158,6 +180,7 @@ class FalkorDBBackend(Backend):
         self._max_connections = max_connections
         self.lock_timeout = lock_timeout
         self._client: aioredis.Redis | None = None
+        self._idle_streams: list[ReplyStream] = []
         self._graphs: dict[str, _Graph] = {}
         self._bookmarks = itertools.count(1)
 
@@ -180,6 +203,9 @@ class FalkorDBBackend(Backend):
         client, self._client = self._client, None
         if client is not None:
             await client.aclose(close_connection_pool=True)
+        streams, self._idle_streams = self._idle_streams, []
+        for stream in streams:
+            await stream.close()
         await self.server.stop()
         self._graphs.clear()
 
@@ -264,7 +290,23 @@ class FalkorDBBackend(Backend):
             raise error_from_reply(str(reply[-1]))
         return reply
 
-    async def _execute(self, graph: _Graph, statement: _Statement, timeout_ms: int | None) -> FalkorDBResult:
+    async def _open_stream(self) -> ReplyStream:
+        if self._client is None:
+            raise database_error("The embedded FalkorDB is not running.")
+        if self._idle_streams:
+            return self._idle_streams.pop()
+        try:
+            return await ReplyStream.connect(str(self.server.socket_path))
+        except OSError as exc:
+            raise database_error(f"Lost the embedded FalkorDB: {exc}") from None
+
+    async def _release_stream(self, stream: ReplyStream) -> None:
+        if stream.idle and self._client is not None and len(self._idle_streams) < self._max_connections:
+            self._idle_streams.append(stream)
+        else:
+            await stream.close()
+
+    async def _execute(self, graph: _Graph, statement: _Statement, timeout_ms: int | None) -> Result:
         summary = Summary(database=graph.name)
         if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
             reply = await self._call(statement.command, graph.name, statement.text)
@@ -274,16 +316,19 @@ class FalkorDBBackend(Backend):
                 summary.plan = plan
             else:
                 summary.profile = plan
-            return FalkorDBResult(self, graph, [], [], summary)
+            return ListResult([], [], summary)
         args = [statement.command, graph.name, statement.text, "--compact"]
         if timeout_ms:
             args += ["timeout", timeout_ms]
-        reply = await self._call(*args)
-        keys = [statement.column(name.decode()) for _, name in reply[0]] if len(reply) == 3 else []
-        rows = reply[1] if len(reply) == 3 else []
-        summary.stats = parse_stats(reply[-1])
-        summary.query_type = _query_type(statement, keys, summary.stats)
-        return FalkorDBResult(self, graph, keys, rows, summary)
+        stream = await self._open_stream()
+        try:
+            names = await stream.query(*args)
+        finally:
+            if stream.idle or stream.broken:          # an error reply, or a lost connection
+                await self._release_stream(stream)
+        keys = [statement.column(name) for name in names]
+        summary.query_type = _query_type(statement, keys, {})
+        return FalkorDBResult(self, graph, statement, keys, stream, summary)
 
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []

@@ -60,6 +60,37 @@ async def test_fetch_in_batches_then_summary(clean):
     assert summary.query_type == "r" and summary.database == "neo4j" and summary.bookmark.startswith("FB:")
 
 
+async def test_results_stream_from_the_socket(clean):
+    """A large result is read from FalkorDB's reply as it is fetched, not held whole."""
+    total = 3_000_000
+    result = await clean.run("UNWIND range(1, $n) AS i RETURN i", {"n": total}, AUTO, None)
+    first = await result.fetch(1000)
+    assert [r[0] for r in first] == list(range(1, 1001))
+    assert result._stream.remaining == total - 1000          # the rest is still in the socket
+    await result.consume()                                   # read-only: the rest is dropped
+    assert await rows(clean, "RETURN 1") == [[1]]            # and the backend goes on
+
+
+async def test_abandoned_write_result_still_counts(clean):
+    result = await clean.run("UNWIND range(1, 20000) AS i CREATE (:S {i: i}) RETURN i", {}, AUTO, None)
+    assert len(await result.fetch(10)) == 10
+    summary = await result.consume()                         # writes are read to the end
+    assert summary.stats["nodes-created"] == 20000 and summary.query_type == "rw"
+    assert await rows(clean, "MATCH (s:S) RETURN count(s)") == [[20000]]
+
+
+async def test_cancelled_fetch_does_not_poison_the_connection(clean):
+    result = await clean.run("UNWIND range(1, 2000000) AS i RETURN i", {}, AUTO, None)
+    task = asyncio.ensure_future(result.fetch(-1))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await result.consume()
+    for _ in range(20):                                      # more than the idle connections
+        assert await rows(clean, "RETURN 'ok'") == [["ok"]]
+
+
 async def test_write_stats_and_query_types(clean):
     result = await clean.run("CREATE (a:P {name: 'x'})-[:K]->(b:P) RETURN a", {}, AUTO, None)
     await result.fetch(-1)
