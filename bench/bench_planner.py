@@ -12,17 +12,10 @@ from extensions.cypher.parser import parse
 from extensions.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, Registry
 from proxy.backends.base import ListResult, Summary
+from proxy.demo import SEED_QUERY
 
-EXTENSION_QUERY = """MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile)
-// yearly and summer production per profile
-UNWIND range(2015, 2024) AS year
-WITH p, year, toString(year) AS y
-WITH p, year, ts_avg(p.prd_oe_net, y) AS yearly_avg,
-     ts_avg(p.prd_oe_net, y + '-6', y + '-8') AS summer_avg
-WHERE yearly_avg > 0
-WITH year, summer_avg / yearly_avg AS ratio
-RETURN avg(ratio) AS mean_ratio, std(ratio) AS std_ratio, count(ratio) AS n_years,
-       1.0 - avg(ratio) AS mean_reduction"""
+# The seed query with a comment line: a typical 10-line extension query.
+EXTENSION_QUERY = SEED_QUERY.replace("\nUNWIND", "\n// yearly and summer production per profile\nUNWIND", 1)
 
 PLAIN_QUERY = """MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile)
 // a standard query of the same size: no extension, no bridge

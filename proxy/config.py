@@ -20,7 +20,3 @@ class Config:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
-
-    @property
-    def bolt_address(self) -> str:
-        return f"{self.bolt_host}:{self.bolt_port}"

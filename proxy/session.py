@@ -16,7 +16,6 @@ class Runner(Protocol):
     """Where the planner sends the queries it makes: an open transaction or auto-commit."""
 
     backend: Backend
-    in_transaction: bool
 
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
 
@@ -37,7 +36,6 @@ class PassThroughPlanner:
 class AutoCommitRunner:
     def __init__(self, backend: Backend, config: TxConfig, credentials: Any):
         self.backend = backend
-        self.in_transaction = False
         self._config = config
         self._credentials = credentials
 
@@ -48,7 +46,6 @@ class AutoCommitRunner:
 class TransactionRunner:
     def __init__(self, backend: Backend, tx: Transaction):
         self.backend = backend
-        self.in_transaction = True
         self._tx = tx
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
@@ -69,10 +66,6 @@ class Session:
     @property
     def authenticated(self) -> bool:
         return self.user is not None
-
-    @property
-    def in_transaction(self) -> bool:
-        return self._tx is not None
 
     @property
     def database(self) -> str:

@@ -42,7 +42,6 @@ class State(enum.Enum):
     TX_READY = "TX_READY"
     TX_STREAMING = "TX_STREAMING"
     FAILED = "FAILED"
-    INTERRUPTED = "INTERRUPTED"          # a RESET is queued; everything before it is IGNORED
     DEFUNCT = "DEFUNCT"
 
 
@@ -100,7 +99,7 @@ class BoltConnection:
         self.connection_id = f"bolt-{next(_connection_ids)}"
         self._state = State.NEGOTIATION
         self._queue: asyncio.Queue[tuple[int | None, bytes]] = asyncio.Queue(QUEUE_LIMIT)
-        self._pending_resets = 0
+        self._pending_resets = 0       # > 0: the spec's INTERRUPTED state (queued messages IGNORED)
         self._work: asyncio.Task | None = None
         self._results: dict[int, OpenResult] = {}
         self._last_qid = -1
@@ -111,10 +110,6 @@ class BoltConnection:
             m.ROLLBACK: self._rollback, m.PULL: self._pull, m.DISCARD: self._discard,
             m.ROUTE: self._route, m.TELEMETRY: self._telemetry, m.RESET: self._reset,
         }
-
-    @property
-    def state(self) -> State:
-        return State.INTERRUPTED if self._pending_resets else self._state
 
     # ---- the two tasks -------------------------------------------------------------
 
