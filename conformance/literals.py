@@ -9,8 +9,20 @@ Values: `null`, `true`/`false`, integers (decimal, `0x..`, `0o..`), floats (`1.5
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
+
+from extensions.cypher.tokens import (
+    EOF,
+    FLOAT,
+    IDENT,
+    INT,
+    OP,
+    QIDENT,
+    STRING,
+    Token,
+    tokenize,
+)
+from proxy.errors import CypherError
 
 __all__ = ["LiteralError", "NodeLit", "PathLit", "RelLit", "parse_literal"]
 
@@ -37,55 +49,61 @@ class PathLit:
     relationships: list[RelLit] = field(default_factory=list)
 
 
-_NUMBER = re.compile(r"-?(0x[0-9a-fA-F]+|0o[0-7]+|(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)")
-_NAME = re.compile(r"`([^`]*)`|[A-Za-z_][A-Za-z0-9_]*")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "\\": "\\", "'": "'", '"': '"'}
+#: Words the TCK writes as values (exactly so; `null` in any case).
+_WORDS = {"true": True, "false": False, "NaN": float("nan"), "Inf": float("inf"), "Infinity": float("inf")}
 
 
 class _Parser:
+    """Recursive descent over the Cypher tokenizer's tokens (strings, numbers and names are
+    lexed exactly as in queries; `<`, `-` and `>` stay single tokens, so arrows work)."""
+
     def __init__(self, text: str):
-        self.text, self.pos = text, 0
+        self.text = text
+        try:
+            self.tokens = tokenize(text)
+        except CypherError as exc:
+            raise LiteralError(f"{exc.message} in {text!r}") from None
+        self.i = 0
 
     def fail(self, what: str):
-        raise LiteralError(f"{what} at {self.pos} in {self.text!r}")
+        raise LiteralError(f"{what} at {self.tokens[self.i].start} in {self.text!r}")
 
-    def ws(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
+    def peek(self, op: str, ahead: int = 0) -> bool:
+        tok = self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
+        return tok.kind == OP and tok.value == op
 
-    def peek(self, s: str) -> bool:
-        self.ws()
-        return self.text.startswith(s, self.pos)
-
-    def take(self, s: str) -> bool:
-        if self.peek(s):
-            self.pos += len(s)
+    def take(self, op: str) -> bool:
+        if self.peek(op):
+            self.i += 1
             return True
         return False
 
-    def expect(self, s: str) -> None:
-        if not self.take(s):
-            self.fail(f"expected {s!r}")
+    def expect(self, op: str) -> None:
+        if not self.take(op):
+            self.fail(f"expected {op!r}")
+
+    def next(self) -> Token:
+        tok = self.tokens[self.i]
+        self.i += 1
+        return tok
 
     def name(self) -> str:
-        self.ws()
-        m = _NAME.match(self.text, self.pos)
-        if not m:
+        if self.tokens[self.i].kind not in (IDENT, QIDENT):
             self.fail("expected a name")
-        self.pos = m.end()
-        return m.group(1) if m.group(1) is not None else m.group(0)
+        return self.next().value
 
     def value(self):
-        self.ws()
-        for word, val in (("null", None), ("true", True), ("false", False), ("NaN", float("nan")),
-                          ("-Infinity", float("-inf")), ("Infinity", float("inf")),
-                          ("-Inf", float("-inf")), ("Inf", float("inf"))):
-            if re.match(re.escape(word) + r"\b", self.text[self.pos:], re.IGNORECASE if word == "null" else 0):
-                self.pos += len(word)
-                return val
-        if self.peek("'") or self.peek('"'):
-            return self.string()
-        if self.peek("[:"):
+        tok = self.tokens[self.i]
+        if tok.kind in (STRING, INT, FLOAT):
+            return self.next().value
+        if tok.kind == IDENT and (tok.value in _WORDS or tok.value.lower() == "null"):
+            return _WORDS.get(self.next().value)
+        if self.take("-"):
+            number = self.value()
+            if isinstance(number, bool) or not isinstance(number, (int, float)):
+                self.fail("expected a number after '-'")
+            return -number
+        if self.peek("[") and self.peek(":", 1):
             return self.relationship()
         if self.peek("["):
             return self.list()
@@ -95,37 +113,7 @@ class _Parser:
             return self.node()
         if self.peek("<"):
             return self.path()
-        m = _NUMBER.match(self.text, self.pos)
-        if not m:
-            self.fail("expected a value")
-        self.pos = m.end()
-        body = m.group(0)
-        if "0x" in body or "0o" in body:
-            return int(body, 0)
-        if m.group(2) and ("." in body or "e" in body.lower()):
-            return float(body)
-        return int(body)
-
-    def string(self) -> str:
-        quote = self.text[self.pos]
-        self.pos += 1
-        out = []
-        while self.pos < len(self.text):
-            c = self.text[self.pos]
-            if c == "\\" and self.pos + 1 < len(self.text):
-                nxt = self.text[self.pos + 1]
-                if nxt == "u":
-                    out.append(chr(int(self.text[self.pos + 2:self.pos + 6], 16)))
-                    self.pos += 6
-                    continue
-                out.append(_ESCAPES.get(nxt, "\\" + nxt))
-                self.pos += 2
-                continue
-            self.pos += 1
-            if c == quote:
-                return "".join(out)
-            out.append(c)
-        self.fail("unterminated string")
+        self.fail("expected a value")
 
     def list(self) -> list:
         self.expect("[")
@@ -155,7 +143,7 @@ class _Parser:
 
     def node(self) -> NodeLit:
         self.expect("(")
-        if not self.peek(":") and not self.peek("{") and not self.peek(")"):
+        if not (self.peek(":") or self.peek("{") or self.peek(")")):
             self.name()                               # a variable name, as in <(a)-->(b)>
         labels = []
         while self.take(":"):
@@ -166,7 +154,7 @@ class _Parser:
 
     def relationship(self) -> RelLit:
         self.expect("[")
-        if not self.peek(":") and not self.peek("{") and not self.peek("]"):
+        if not (self.peek(":") or self.peek("{") or self.peek("]")):
             self.name()
         rel_type = self.name() if self.take(":") else None
         rel = RelLit(rel_type, self.properties())
@@ -191,7 +179,6 @@ def parse_literal(text: str):
     """The value written in `text`; raises LiteralError if it is not one whole literal."""
     parser = _Parser(text)
     value = parser.value()
-    parser.ws()
-    if parser.pos != len(text):
+    if parser.tokens[parser.i].kind != EOF:
         parser.fail("unexpected text")
     return value

@@ -152,6 +152,14 @@ def _sigs(replies: list[tuple[int, list]]) -> list[str]:
     return [NAMES.get(sig, hex(sig)) for sig, _ in replies]
 
 
+async def _recovers_after_reset(bolt, value: int) -> None:
+    """RESET, then a query on the same connection works again."""
+    bolt.send((RESET, []), run_msg(f"RETURN {value} AS v"), pull())
+    replies = await bolt.recv_n(4)
+    assert _sigs(replies) == ["SUCCESS", "SUCCESS", "RECORD", "SUCCESS"], _sigs(replies)
+    assert replies[2][1] == [[value]]
+
+
 class ProtocolChecks:
     """Every check opens its own connection; `run()` fills the section."""
 
@@ -241,10 +249,7 @@ class ProtocolChecks:
             bolt.send(run_msg("RETURN ("), pull(), run_msg("RETURN 1"), pull())
             sigs = _sigs(await bolt.recv_n(4))
             assert sigs == ["FAILURE", "IGNORED", "IGNORED", "IGNORED"], sigs
-            bolt.send((RESET, []), run_msg("RETURN 2 AS two"), pull())
-            replies = await bolt.recv_n(4)
-            assert _sigs(replies) == ["SUCCESS", "SUCCESS", "RECORD", "SUCCESS"], _sigs(replies)
-            assert replies[2][1] == [[2]]
+            await _recovers_after_reset(bolt, 2)
         finally:
             bolt.close()
 
@@ -255,10 +260,7 @@ class ProtocolChecks:
             replies = await bolt.recv_n(12)
             assert _sigs(replies) == ["SUCCESS"] + ["RECORD"] * 10 + ["SUCCESS"], _sigs(replies)
             assert replies[-1][1][0].get("has_more") is True, replies[-1]
-            bolt.send((RESET, []), run_msg("RETURN 3 AS three"), pull())
-            replies = await bolt.recv_n(4)
-            assert _sigs(replies) == ["SUCCESS", "SUCCESS", "RECORD", "SUCCESS"], _sigs(replies)
-            assert replies[2][1] == [[3]]
+            await _recovers_after_reset(bolt, 3)
         finally:
             bolt.close()
 
