@@ -4,7 +4,7 @@
 - a query that mentions no extension and needs no dialect bridge goes to the backend as is
   (a substring + precompiled regex scan decides, before any parsing; the decision is cached
   by text like the plans);
-- otherwise the query is parsed once and planned once per (backend kind, text) (`probe.py`):
+- otherwise the query is parsed and planned once per text (`probe.py`):
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
   runs with the values bound as parameters (`bind.py`);
@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import Any
 
 from proxy.backends.base import Result
-from proxy.errors import CypherError, database_error
+from proxy.errors import CypherError, argument_error, database_error
 
 from . import bind, dialect
 from .cypher import ast as A
@@ -38,36 +38,33 @@ class ExtensionPlanner:
     def __init__(self, registry: Registry, *, backend_kind: str):
         self.registry = registry
         self.backend_kind = backend_kind
-        self._plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
-        self._triggers = {kind: dialect.triggers(self._names(), kind == "falkordb")
-                          for kind in ("falkordb", "neo4j")}
+        self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
+        self._triggers = dialect.triggers(self._names(), backend_kind == "falkordb")
 
     def _names(self) -> list[str]:
         return [e.name for e in self.registry] + [p.name for p in self.registry.procedures()]
 
-    def plan(self, query: str, kind: str | None = None) -> Plan | None:
-        """The cached plan of `query`, or None when it goes to the backend unchanged."""
-        return self._plan(kind or self.backend_kind, query)
-
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
-        kind = getattr(getattr(runner, "backend", None), "kind", None) or self.backend_kind
-        plan = self.plan(query, kind)
+        plan = self.plan(query)
         if plan is None:
             return await runner.run(query, params)
         if plan.prefix == "EXPLAIN":
             return await runner.run(plan.text, {**params, **plan.placeholders})
         values: dict[str, Any] = {}
         for step in plan.steps:
-            values.update(await self._run_step(step, {**params, **values}, runner, kind))
+            values.update(await self._run_step(step, {**params, **values}, runner))
         return await runner.run(plan.text, {**params, **values})
 
     # -- planning
 
-    def _decide(self, kind: str, query: str) -> Plan | None:
-        """Cheap text scan first: most queries need no parse at all."""
-        return self._build(kind, query) if dialect.triggered(query, self._triggers[kind]) else None
+    def _decide(self, query: str) -> Plan | None:
+        """The plan of `query`, or None when it goes to the backend unchanged (cached as `plan`).
 
-    def _build(self, kind: str, query: str) -> Plan | None:
+        Cheap text scan first: most queries need no parse at all."""
+        return self._build(query) if dialect.triggered(query, self._triggers) else None
+
+    def _build(self, query: str) -> Plan | None:
+        kind = self.backend_kind
         try:
             tree = parse(query)
         except CypherError:
@@ -93,35 +90,33 @@ class ExtensionPlanner:
 
     # -- execution
 
-    async def _run_step(self, step, params: dict[str, Any], runner, kind: str) -> dict[str, Any]:
+    async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
         if isinstance(step, AlgorithmStep):
-            return await self._run_algorithm(step, params, runner, kind)
+            return await self._run_algorithm(step, params, runner)
         result = await runner.run(step.text, params)
         rows = await result.fetch(-1)
         await result.consume()
         values: dict[str, Any] = {}
         for site in step.sites:
-            values.update(await self._bind(site, rows, kind))
+            values.update(await self._bind(site, rows))
         return values
 
-    async def _bind(self, site: Site, rows: list[list[Any]], kind: str) -> dict[str, Any]:
+    async def _bind(self, site: Site, rows: list[list[Any]]) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
         if len(rows) > site.ext.offload_above:
-            return await asyncio.to_thread(_bind_rows, site, rows, kind)
-        return _bind_rows(site, rows, kind)
+            return await asyncio.to_thread(_bind_rows, site, rows, self.backend_kind)
+        return _bind_rows(site, rows, self.backend_kind)
 
-    async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner,
-                             kind: str) -> dict[str, Any]:
+    async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
         arguments = dict(procedure.parameters)
         if step.arguments is not None:
             given = _constant(step.arguments, params)
             if not isinstance(given, dict):
-                raise CypherError("Neo.ClientError.Statement.ArgumentError",
-                                  f"{procedure.name}() takes a map of parameters, got {given!r}")
+                raise argument_error(f"{procedure.name}() takes a map of parameters, got {given!r}")
             check_parameters(procedure, given)
             arguments.update(given)
-        node_id = "id({})" if kind == "falkordb" else "elementId({})"
+        node_id = bind.node_index_expr(self.backend_kind, "{}")        # a template for the procedure
         result = await runner.run(procedure.graph_query(arguments, node_id), params)
         rows = await result.fetch(-1)
         await result.consume()
@@ -129,7 +124,8 @@ class ExtensionPlanner:
             computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
         else:
             computed = procedure.evaluate(arguments, rows)
-        return bind.build(kind, step.param, True, ((key, (), list(row)) for key, row in computed.items()))
+        return bind.build(self.backend_kind, step.param, True,
+                          ((key, (), list(row)) for key, row in computed.items()))
 
 
 def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> dict[str, Any]:
