@@ -23,7 +23,7 @@ from typing import Any
 from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.errors import CypherError, database_error, syntax_error
-from proxy.values import Node, Path, Point, Relationship, WGS84Point
+from proxy.values import Node, Path, Relationship, WGS84Point
 
 TYPE_ERROR = "Neo.ClientError.Statement.TypeError"
 
@@ -39,7 +39,10 @@ def encode_params(params: dict[str, Any] | None) -> str:
 
 
 def to_literal(value: Any, name: str = "p") -> str:
-    """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors."""
+    """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors.
+
+    Temporal, point and NaN values never get here: `falkordb_params` writes them into the query.
+    """
     if value is None:
         return "null"
     if value is True:
@@ -49,9 +52,6 @@ def to_literal(value: Any, name: str = "p") -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if math.isnan(value):
-            raise param_error(name, "NaN", "FalkorDB's parameter syntax has no NaN; compute it in the "
-                              "query instead, e.g. 0.0/0.0")
         if math.isinf(value):
             return "1e999" if value > 0 else "-1e999"
         return repr(value)
@@ -60,7 +60,7 @@ def to_literal(value: Any, name: str = "p") -> str:
             raise param_error(name, "a string containing the NUL character",
                               "FalkorDB strings cannot hold U+0000")
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-    if isinstance(value, (list, tuple)) and not isinstance(value, (Point, Duration)):  # both are tuples
+    if isinstance(value, (list, tuple)):
         return "[" + ",".join(to_literal(v, name) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ",".join(f"{quote_name(str(k), name)}:{to_literal(v, name)}"
@@ -80,14 +80,6 @@ def _unsupported(value: Any, name: str) -> CypherError:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return param_error(name, "a byte array", "FalkorDB has no byte array type; "
                            "send it as a list of integers or a base64 string")
-    if isinstance(value, Point):
-        return param_error(name, "a point", "pass {latitude: .., longitude: ..} as a map and "
-                           f"build it in the query: point(${name})")
-    if isinstance(value, (Date, _dt.date, DateTime, Time, _dt.time, Duration, _dt.timedelta)):
-        kind = type(value).__name__
-        return param_error(name, f"a {kind}", "FalkorDB accepts no temporal parameters; pass an "
-                           f"ISO 8601 string and convert it in the query, e.g. date(${name}), "
-                           f"localdatetime(${name}), localtime(${name}) or duration(${name})")
     return param_error(name, f"a {type(value).__name__}", "FalkorDB parameters are null, booleans, "
                        "numbers, strings, lists and maps")
 

@@ -1,7 +1,5 @@
 """Parameter serialisation, compact-reply decoding, statistics, plans and error mapping for FalkorDB."""
 
-import datetime as dt
-
 import pytest
 from neo4j.time import Date, DateTime, Duration, Time
 
@@ -36,10 +34,7 @@ def test_literals(value, literal):
 
 
 @pytest.mark.parametrize("value, fragment", [
-    (float("nan"), "NaN"), (b"\x00", "byte array"), (Date(2020, 1, 1), "date($p)"),
-    (dt.date(2020, 1, 1), "date($p)"), (DateTime(2020, 1, 1), "localdatetime($p)"),
-    (Duration(days=1), "duration($p)"), (WGS84Point((1.0, 2.0)), "point($p)"),
-    ("nul\x00", "NUL"), ({"x`y": 1}, "backtick"), (object(), "object"),
+    (b"\x00", "byte array"), ("nul\x00", "NUL"), ({"x`y": 1}, "backtick"), (object(), "object"),
 ])
 def test_unsendable_parameters_are_type_errors_that_teach(value, fragment):
     with pytest.raises(CypherError) as info:
