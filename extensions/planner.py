@@ -27,7 +27,7 @@ from . import bind, dialect
 from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import AlgorithmStep, PartPlanner, Plan, Site, check_parameters, splice
-from .registry import NodeRef, PropertyRef, Registry
+from .registry import GraphContext, NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048
 
@@ -98,14 +98,23 @@ class ExtensionPlanner:
         await result.consume()
         values: dict[str, Any] = {}
         for site in step.sites:
-            values.update(await self._bind(site, rows))
+            values.update(await self._bind(site, rows, runner))
         return values
 
-    async def _bind(self, site: Site, rows: list[list[Any]]) -> dict[str, Any]:
+    async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
-        if len(rows) > site.ext.offload_above:
-            return await asyncio.to_thread(_bind_rows, site, rows, self.backend_kind)
-        return _bind_rows(site, rows, self.backend_kind)
+        offload = len(rows) > site.ext.offload_above
+        if offload:
+            distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
+        else:
+            distinct = _distinct_arguments(site, rows, self.backend_kind)
+        evaluate = site.ext.evaluate
+        if site.ext.prepare is not None and distinct:
+            prepared = await site.ext.prepare(graph_context(runner), list(distinct.values()))
+            evaluate = lambda tuples: site.ext.evaluate(tuples, prepared)      # noqa: E731
+        if offload:
+            return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
+        return _bind_distinct(site, distinct, evaluate, self.backend_kind)
 
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
@@ -128,8 +137,19 @@ class ExtensionPlanner:
                           ((key, (), list(row)) for key, row in computed.items()))
 
 
-def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> dict[str, Any]:
-    """Probe rows -> distinct argument tuples -> `evaluate` once -> the parameter value.
+def graph_context(runner) -> GraphContext:
+    """What an evaluator may know of the graph `runner`'s queries see."""
+
+    async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
+        result = await runner.run(query, params)
+        rows = await result.fetch(-1)
+        await result.consume()
+        return rows
+    return GraphContext(runner.database, runner.graph_state(), read)
+
+
+def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+    """Probe rows -> {key: argument tuple}, one entry per distinct argument tuple.
 
     Rows are deduplicated by the database-computed index and keys before any argument object
     is built, and each node's `NodeRef` is built once.
@@ -148,11 +168,16 @@ def _bind_rows(site: Site, rows: list[list[Any]], kind: str) -> dict[str, Any]:
         args = tuple([make(row) for make in makers])
         if _MISSING not in args:
             distinct[key] = args
-    values = site.ext.evaluate(list(distinct.values())) if distinct else []
+    return distinct
+
+
+def _bind_distinct(site: Site, distinct: dict[tuple, tuple], evaluate, kind: str) -> dict[str, Any]:
+    """`evaluate` once over the distinct argument tuples -> the parameter value."""
+    values = evaluate(list(distinct.values())) if distinct else []
     if len(values) != len(distinct):
         raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
     entries = ((key[0], key[1:], value) for key, value in zip(distinct, values))
-    return bind.build(kind, site.param, index_col is not None, entries)
+    return bind.build(kind, site.param, site.index_arg is not None, entries)
 
 
 _MISSING = object()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from collections.abc import Awaitable, Hashable
 from typing import Any, Callable, Iterable, Sequence
 
 from proxy.errors import argument_error
@@ -46,6 +47,23 @@ class PropertyRef:
     key: str
 
 
+@dataclass(frozen=True, slots=True)
+class GraphContext:
+    """The graph one query runs on, as an evaluator may see it (never the wire or a backend).
+
+    `state` keys caches of data derived from the graph (geometry indexes, embeddings,
+    projections): equal states mean no write passed through the proxy in between (on an
+    upstream Neo4j it also changes on a TTL). None means the query sees uncommitted writes
+    of its own transaction: use nothing cached and cache nothing.
+    `read(query, params)` runs a read-only query where the client's query runs (in its
+    transaction, if any) and returns every row.
+    """
+
+    database: str
+    state: Hashable | None
+    read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
+
+
 @dataclass(frozen=True)
 class Extension:
     """One extension function.
@@ -65,6 +83,10 @@ class Extension:
     signature: str = ""
     #: Cost hint: rows above which the planner runs `evaluate` off the event loop.
     offload_above: int = 2_000
+    #: For families whose store is built from the graph itself: awaited on the event loop as
+    #: `prepare(graph, rows)` before `evaluate`, which then gets its result as a second
+    #: argument, `evaluate(rows, prepared)`.
+    prepare: Callable[[GraphContext, Sequence[tuple]], Awaitable[Any]] | None = None
 
     @property
     def max_args(self) -> int:

@@ -6,6 +6,7 @@ and the planner but nothing of the wire format; the Bolt and HTTP front ends dri
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, Protocol
 
 from proxy.backends.base import Backend, Result, Transaction, TxConfig
@@ -16,8 +17,13 @@ class Runner(Protocol):
     """Where the planner sends the queries it makes: an open transaction or auto-commit."""
 
     backend: Backend
+    #: The database the queries go to.
+    database: str
 
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
+
+    def graph_state(self) -> Hashable | None:
+        """`Backend.graph_state` of the database, or None if these queries see private writes."""
 
 
 class Planner(Protocol):
@@ -36,20 +42,28 @@ class PassThroughPlanner:
 class AutoCommitRunner:
     def __init__(self, backend: Backend, config: TxConfig, credentials: Any):
         self.backend = backend
+        self.database = config.database or backend.default_database
         self._config = config
         self._credentials = credentials
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
         return await self.backend.run(query, params, self._config, self._credentials)
 
+    def graph_state(self) -> Hashable | None:
+        return self.backend.graph_state(self.database)
+
 
 class TransactionRunner:
-    def __init__(self, backend: Backend, tx: Transaction):
+    def __init__(self, backend: Backend, tx: Transaction, database: str):
         self.backend = backend
+        self.database = database
         self._tx = tx
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
         return await self._tx.run(query, params)
+
+    def graph_state(self) -> Hashable | None:
+        return None if self._tx.wrote else self.backend.graph_state(self.database)
 
 
 class Session:
@@ -86,7 +100,7 @@ class Session:
     async def run(self, query: str, params: dict[str, Any], config: TxConfig | None = None) -> Result:
         """Run a query in the open transaction, or auto-commit with `config`."""
         if self._tx is not None:
-            runner: Runner = TransactionRunner(self.backend, self._tx)
+            runner: Runner = TransactionRunner(self.backend, self._tx, self.database)
         else:
             runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials)
         return await self.planner.execute(query, params or {}, runner)

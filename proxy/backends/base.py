@@ -7,7 +7,10 @@ most `n` records from the database so the wire can apply backpressure.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +67,9 @@ class Result(ABC):
 class Transaction(ABC):
     """An explicit transaction: statements run in it see each other's writes."""
 
+    #: True once a statement that may write has run in it (its reads then see private state).
+    wrote: bool = False
+
     @abstractmethod
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
 
@@ -82,6 +88,9 @@ class Backend(ABC):
     kind: str
     #: Name reported as the home / default database.
     default_database: str = "neo4j"
+
+    def __init__(self) -> None:
+        self._writes: Counter[str] = Counter()
 
     @abstractmethod
     async def start(self) -> None:
@@ -110,6 +119,27 @@ class Backend(ABC):
     async def databases(self, credentials: Any) -> list[str]:
         """Names of the databases a client may select (for SHOW DATABASES and routing)."""
         return [self.default_database]
+
+    #: Seconds after which graph-derived caches expire even without a write through the proxy
+    #: (None: never; right when every write passes through the proxy, as with the embedded database).
+    state_ttl: float | None = None
+
+    def graph_state(self, database: str | None) -> Hashable:
+        """A token that changes whenever `database` may have changed.
+
+        Caches of data derived from the graph (geometry indexes, embeddings, projections,
+        describe()) key on it: every write that passes through the proxy changes it, and
+        with `state_ttl` set it also changes at least that often.
+        """
+        writes = self._writes[database or self.default_database]
+        if self.state_ttl is None:
+            return writes
+        return writes, int(time.monotonic() // self.state_ttl)
+
+    def note_write(self, database: str | None) -> None:
+        """Record that a write to `database` passed through the proxy (see `graph_state`)."""
+        self._writes[database or self.default_database] += 1
+
 
 
 class ListResult(Result):

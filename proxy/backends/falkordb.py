@@ -175,6 +175,7 @@ class FalkorDBBackend(Backend):
 
     def __init__(self, data_dir: Path, *, user: str = "neo4j", password: str = "password",
                  persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0):
+        super().__init__()
         self.server = EmbeddedFalkorDB(data_dir, persistent=persistent)
         self._user, self._password = user, password
         self._max_connections = max_connections
@@ -244,6 +245,7 @@ class FalkorDBBackend(Backend):
                 result = await self._execute(graph, statement, timeout_ms)
             finally:
                 graph.lock.release()
+                self.note_write(graph.name)
         else:
             result = await self._execute(graph, statement, timeout_ms)
         result._summary.bookmark = self.next_bookmark()
@@ -368,7 +370,7 @@ class FalkorDBTransaction(Transaction):
         statement = _Statement(query, params, self._config.mode)
         if statement.may_write and not self._holding:
             await self._backend._acquire(self._graph, self._remaining())
-            self._holding = True
+            self._holding = self.wrote = True
             try:
                 await self._backend._call("GRAPH.COPY", self._graph.name, self._graph.snapshot)
             except BaseException:
@@ -426,6 +428,8 @@ class FalkorDBTransaction(Transaction):
         return None if self._deadline is None else max(0.001, self._deadline - time.monotonic())
 
     def _release(self) -> None:
+        if self.wrote:
+            self._backend.note_write(self._graph.name)
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None

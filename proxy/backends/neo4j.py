@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from neo4j import (
@@ -154,12 +154,14 @@ async def _bookmark(session: AsyncSession) -> str | None:
 class Neo4jResult(Result):
     """A driver result, pulled `n` records at a time; owns its session when auto-commit."""
 
-    def __init__(self, result: AsyncResult, uri: str, database: str, session: AsyncSession | None = None):
+    def __init__(self, result: AsyncResult, uri: str, database: str, session: AsyncSession | None = None,
+                 on_update: Callable[[], None] | None = None):
         self.keys = list(result.keys())
         self._result = result
         self._uri = uri
         self._database = database
         self._session = session
+        self._on_update = on_update       # called once if the summary shows the graph changed
         self._summary: Summary | None = None
         self._error: CypherError | None = None
 
@@ -196,7 +198,10 @@ class Neo4jResult(Result):
         except ResultConsumedError:     # its transaction ended first: commit/rollback discard open results
             return Summary(database=self._database)
         bookmark = await _bookmark(self._session) if self._session else None
-        return to_summary(summary, self._database, bookmark)
+        converted = to_summary(summary, self._database, bookmark)
+        if converted.contains_updates and self._on_update is not None:
+            self._on_update()
+        return converted
 
     async def _close(self) -> None:
         if self._session is not None:
@@ -207,16 +212,21 @@ class Neo4jResult(Result):
 class Neo4jTransaction(Transaction):
     """An explicit transaction in its own driver session."""
 
-    def __init__(self, session: AsyncSession, tx: AsyncTransaction, uri: str, database: str):
+    def __init__(self, session: AsyncSession, tx: AsyncTransaction, uri: str, database: str,
+                 on_end_after_write: Callable[[], None]):
         self._session = session
         self._tx = tx
         self._uri = uri
         self._database = database
+        self._on_end_after_write = on_end_after_write
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
         with upstream_errors(self._uri):
             result = await self._tx.run(query, params)
-        return Neo4jResult(result, self._uri, self._database)
+        return Neo4jResult(result, self._uri, self._database, on_update=self._mark_written)
+
+    def _mark_written(self) -> None:
+        self.wrote = True
 
     async def commit(self) -> str | None:
         try:
@@ -224,14 +234,19 @@ class Neo4jTransaction(Transaction):
                 await self._tx.commit()
                 return await _bookmark(self._session)
         finally:
-            await _close_quietly(self._session)
+            await self._end()
 
     async def rollback(self) -> None:
         try:
             with upstream_errors(self._uri):
                 await self._tx.rollback()
         finally:
-            await _close_quietly(self._session)
+            await self._end()
+
+    async def _end(self) -> None:
+        await _close_quietly(self._session)
+        if self.wrote:
+            self._on_end_after_write()
 
 
 # --- the backend ----------------------------------------------------------------------------
@@ -241,8 +256,10 @@ class Neo4jBackend(Backend):
 
     kind = "neo4j"
 
-    def __init__(self, uri: str):
+    def __init__(self, uri: str, *, state_ttl: float | None = 60.0):
+        super().__init__()
         self.uri = uri
+        self.state_ttl = state_ttl          # other clients may write to the upstream
         self.default_database = "neo4j"
         self._driver = None
         self._default_known = False
@@ -276,7 +293,8 @@ class Neo4jBackend(Backend):
         except BaseException:
             await _close_quietly(session)
             raise
-        return Neo4jResult(result, self.uri, config.database or self.default_database, session)
+        database = config.database or self.default_database
+        return Neo4jResult(result, self.uri, database, session, on_update=lambda: self.note_write(database))
 
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         session = self._session(config, credentials)
@@ -286,7 +304,8 @@ class Neo4jBackend(Backend):
         except BaseException:
             await _close_quietly(session)
             raise
-        return Neo4jTransaction(session, tx, self.uri, config.database or self.default_database)
+        database = config.database or self.default_database
+        return Neo4jTransaction(session, tx, self.uri, database, lambda: self.note_write(database))
 
     async def databases(self, credentials: Any) -> list[str]:
         try:

@@ -77,6 +77,7 @@ class MemoryBackend(Backend):
     default_database = "neo4j"
 
     def __init__(self):
+        super().__init__()
         self.items: list[Any] = []
         self.commits = self.rollbacks = 0
         self.rows_produced = 0
