@@ -20,10 +20,9 @@ from conformance.differential import EndpointTarget, FalkorTarget, run_tck
 from conformance.drivers import run_drivers
 from conformance.protocol import run_protocol
 from conformance.report import Section
-from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+from tests.harness import PASSWORD, TCK_DIR, USER, ProxyProcess
 
 SECTIONS = ("protocol", "drivers", "tck")
-TCK_ROOT = REPO.parent / "shared" / "tck"
 REPORT = Path(__file__).with_name("last-report.txt")
 
 
@@ -32,6 +31,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--uri", help="bolt://host:port of the endpoint (default: start a proxy)")
     parser.add_argument("--user", default=USER)
     parser.add_argument("--password", default=PASSWORD)
+    parser.add_argument("--tck", type=Path, default=TCK_DIR, metavar="DIR",
+                        help=f"the openCypher TCK's feature directory (default $TCK_DIR or {TCK_DIR})")
     parser.add_argument("--tck-limit", type=int, default=None, help="run at most N TCK scenarios")
     parser.add_argument("--only", default=",".join(SECTIONS),
                         help="comma-separated sections: " + ",".join(SECTIONS))
@@ -54,14 +55,14 @@ def run(args: argparse.Namespace, uri: str, falkordb_socket: Path | None) -> lis
         run_drivers(section, uri, args.user, args.password)
         sections.append(section)
     if "tck" in args.only:
-        section = Section(f"tck (openCypher TCK, {TCK_ROOT})")
-        if not TCK_ROOT.is_dir():
-            section.skip("TCK", f"{TCK_ROOT} not found")
+        section = Section(f"tck (openCypher TCK, {args.tck})")
+        if not args.tck.is_dir():
+            section.skip("TCK", f"{args.tck} not found: pass --tck DIR (make conformance TCK=DIR)")
         else:
             endpoint = EndpointTarget(uri, (args.user, args.password))
             falkor = FalkorTarget(falkordb_socket) if falkordb_socket else None
             try:
-                run_tck(section, TCK_ROOT, endpoint, falkor, args.tck_limit)
+                run_tck(section, args.tck, endpoint, falkor, args.tck_limit)
             finally:
                 endpoint.close()
                 if falkor:

@@ -36,11 +36,15 @@ from .cypher.tokens import OP, tokenize
 
 Edit = tuple[int, int, str]
 
+#: `(n:A $props)` / `[r:T $props]`: an opening bracket, a variable and labels, then a parameter.
+#: Possessive quantifiers: an attempt never backtracks, so the whole scan is linear.
+_PARAMETER_PROPERTIES = r"[(\[]\s*+(?:\w++|`[^`]*+`)?\s*+(?::\s*+(?:\w++|`[^`]*+`)\s*+)*+\$"
+
 #: (substrings, regex) pairs: a query may need a FalkorDB bridge only if, for some pair, the
 #: lower-cased text contains one of the substrings and the regex matches it. Regexes start with a
 #: literal so `re` scans fast; false positives only cost a (cached) parse.
 FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
-    (("create",), r"create\b[^;]*?[(\[][^)\]]*\$"), (("elementid",), r"elementid\s*\("), (("datetime",), r"datetime\s*\("), (("exists",), r"exists\s*[{(]"),
+    (("create",), _PARAMETER_PROPERTIES), (("elementid",), r"elementid\s*\("), (("datetime",), r"datetime\s*\("), (("exists",), r"exists\s*[{(]"),
     (("count",), r"count\s*\{"), (("call",), r"call\s*\("),
     (("|", "&", "!", "%"), r":\s*[!%(]|:\s*(?:\w+|`[^`]*`)\s*[|&]")))
 ALIAS_TRIGGERS = ((("std",), re.compile(r"std\s*\(")),)

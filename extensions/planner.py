@@ -30,6 +30,8 @@ from .probe import AlgorithmStep, PartPlanner, Plan, Site, check_parameters, spl
 from .registry import GraphContext, NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048
+#: Longer queries are planned in a worker thread and not cached (parsing 600 KB takes ~3 s).
+_PLAN_INLINE_CHARS = 65_536
 
 
 class ExtensionPlanner:
@@ -45,7 +47,10 @@ class ExtensionPlanner:
         return [e.name for e in self.registry] + [p.name for p in self.registry.procedures()]
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
-        plan = self.plan(query)
+        if len(query) <= _PLAN_INLINE_CHARS:
+            plan = self.plan(query)
+        else:
+            plan = await asyncio.to_thread(self._decide, query)
         if plan is None:
             return await runner.run(query, params)
         if plan.prefix == "EXPLAIN":

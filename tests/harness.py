@@ -19,6 +19,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"          # CI clones the repo with ../shared beside it
+#: The openCypher TCK's feature files: $TCK_DIR (`make test TCK=path`), else ../shared/tck.
+TCK_DIR = Path(os.environ.get("TCK_DIR") or SHARED / "tck")
+TCK_MISSING = (f"the openCypher TCK is not at {TCK_DIR}; point TCK_DIR at the tck/features "
+               "directory of an openCypher checkout (make test TCK=path)")
 NEO4J6_PATH = REPO / ".cache" / "neo4j6"
 USER, PASSWORD = "neo4j", "password"
 #: Environment switch for tests/conftest.py: serve the tests through a Neo4j-backend proxy.

@@ -116,6 +116,10 @@ class Backend(ABC):
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         """Open an explicit transaction."""
 
+    def check_query(self, query: str, params: dict[str, Any]) -> None:
+        """Refuse (raise `CypherError`) a query this database could not survive, before the
+        planner or the database reads it. Linear in the query. By default nothing is refused."""
+
     async def databases(self, credentials: Any) -> list[str]:
         """Names of the databases a client may select (for SHOW DATABASES and routing)."""
         return [self.default_database]

@@ -28,56 +28,31 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from proxy.backends.falkordb_guards import check_query
+from proxy.backends.falkordb_guards import code_only as _code_only
+from proxy.backends.falkordb_errors import error_from_reply
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.backends.falkordb_stream import ReplyStream
+from proxy.backends.falkordb_stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb_params import inline_params
 from proxy.backends.falkordb_values import (
-    Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
-    parse_stats, plan_query_type,
+    Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
 )
 from proxy.errors import CypherError, database_error, syntax_error, unauthorized
 
-MAX_QUERY_CHARS = 1_000_000
-#: FalkorDB's parse time doubles per nesting level and ignores timeouts (depth 15 ~ 60 ms).
-MAX_NESTING = 15
 _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 
-_LEXEME = re.compile(r"""'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?|//[^\n]*|/\*.*?(?:\*/|$)""", re.S)
 _WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
 _SCHEMA = re.compile(r"(?<![\w.$])(?:INDEX|CONSTRAINT|CALL\s+db\.idx\.)(?!\w)", re.I)
 _PREFIX = re.compile(r"\s*(EXPLAIN|PROFILE)(?!\w)", re.I)
-
-
-def _code_only(query: str) -> str:
-    """The query with strings, quoted names and comments blanked out (same length)."""
-    return _LEXEME.sub(lambda m: " " * len(m.group()), query)
-
-
-def _check_query(query: str, code: str) -> None:
-    """Refuse what would stall FalkorDB's parser before it can time out."""
-    if len(query) > MAX_QUERY_CHARS:
-        raise syntax_error(f"The query is {len(query):,} characters long; the embedded FalkorDB "
-                           f"accepts at most {MAX_QUERY_CHARS:,}. Pass large values as parameters.")
-    depth = deepest = 0
-    for char in code:
-        if char in "([{":
-            depth += 1
-            deepest = max(deepest, depth)
-        elif char in ")]}":
-            depth -= 1
-    if deepest > MAX_NESTING:
-        raise syntax_error(f"The query nests brackets {deepest} levels deep; the embedded FalkorDB "
-                           f"accepts at most {MAX_NESTING} (its parse time doubles with every level). "
-                           "Pass deeply nested values as parameters.")
 
 
 class _Statement:
     """One client query, analysed once: command, text to send and whether it may write."""
 
     def __init__(self, query: str, params: dict[str, Any] | None, mode: str):
+        check_query(query, params)
         code = _code_only(query)
-        _check_query(query, code)
         prefix = _PREFIX.match(code)
         self.command = "GRAPH.QUERY"
         self.body = query
@@ -89,7 +64,7 @@ class _Statement:
         if inlined.renames:
             self.body = inlined.query
             try:
-                _check_query(self.body, _code_only(self.body))
+                check_query(self.body)
             except CypherError as exc:
                 raise syntax_error(f"{exc.message} (FalkorDB takes temporal, point and NaN parameters "
                                    "only as expressions in the query text, so they count here: send "
@@ -137,7 +112,11 @@ class FalkorDBResult(Result):
     async def fetch(self, n: int) -> list[list[Any]]:
         if self._stream is None:
             return []
-        raw = await self._stream.rows(n)
+        try:
+            raw = await self._stream.rows(n)
+        except ReplyCut:
+            await self._finish()
+            raise await self._backend._reply_cut() from None
         while True:
             try:
                 batch = [decode_row(row, self._graph.schema) for row in raw]
@@ -161,6 +140,8 @@ class FalkorDBResult(Result):
                 stats: list = []
             else:
                 stats = await stream.statistics()
+        except ReplyCut:
+            raise await self._backend._reply_cut() from None
         finally:
             await self._backend._release_stream(stream)
         self._summary.stats = parse_stats(stats)
@@ -174,8 +155,12 @@ class FalkorDBBackend(Backend):
     default_database = "neo4j"
 
     def __init__(self, data_dir: Path, *, user: str = "neo4j", password: str = "password",
-                 persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0):
+                 persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0,
+                 query_timeout: float = 30.0, max_unread_result: int = 64 << 20,
+                 unread_result_timeout: float = 30.0):
         super().__init__()
+        self.query_timeout = query_timeout
+        self.max_unread_result, self.unread_result_timeout = max_unread_result, unread_result_timeout
         self.server = EmbeddedFalkorDB(data_dir, persistent=persistent)
         self._user, self._password = user, password
         self._max_connections = max_connections
@@ -197,6 +182,7 @@ class FalkorDBBackend(Backend):
             socket_timeout=None,             # FalkorDB enforces query timeouts itself
             retry=Retry(NoBackoff(), 0))     # never re-send: a retried CREATE would run twice
         self._client = aioredis.Redis(connection_pool=pool)
+        await self._apply_limits()
         await self._recover_snapshots()
         await self._call("GRAPH.QUERY", self.default_database, "RETURN 1")   # creates the key
 
@@ -209,6 +195,29 @@ class FalkorDBBackend(Backend):
             await stream.close()
         await self.server.stop()
         self._graphs.clear()
+
+    async def _apply_limits(self) -> None:
+        """The default query timeout, and the unread-result limit: redis disconnects a connection
+        whose unsent reply stays above `max_unread_result` bytes for `unread_result_timeout`
+        seconds (checked every 100 ms even while nothing is written), which releases the result."""
+        timeout_ms = _timeout_ms(self.query_timeout) or _MAX_TIMEOUT_MS
+        await self._call("GRAPH.CONFIG", "SET", "TIMEOUT_MAX", max(timeout_ms, _MAX_TIMEOUT_MS))
+        await self._call("GRAPH.CONFIG", "SET", "TIMEOUT_DEFAULT", timeout_ms)
+        await self._call("CONFIG", "SET", "client-output-buffer-limit",
+                         f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
+
+    async def _reply_cut(self) -> CypherError:
+        """Why a reply stopped half-way: the unread-result limit if the server still answers."""
+        try:
+            await asyncio.wait_for(self._call("PING"), 5)
+        except (CypherError, asyncio.TimeoutError):
+            return database_error("Lost the embedded FalkorDB in the middle of a reply.")
+        return CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
+                           f"The rest of this result was released unread: it held more than "
+                           f"{self.max_unread_result / 2**20:g} MiB in the database for more than "
+                           f"{self.unread_result_timeout:g} s without being pulled "
+                           "(--max-unread-result, --unread-result-timeout). Pull results as you "
+                           "run them, or page them with SKIP/LIMIT.")
 
     async def _recover_snapshots(self) -> None:
         """A snapshot left by a crash belongs to a transaction that never committed: restore it."""
@@ -229,6 +238,9 @@ class FalkorDBBackend(Backend):
         if not (ok_user and ok_password):
             raise unauthorized()
         return principal
+
+    def check_query(self, query: str, params: dict[str, Any]) -> None:
+        check_query(query, params)
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._call("GRAPH.LIST")]
@@ -325,6 +337,8 @@ class FalkorDBBackend(Backend):
         stream = await self._open_stream()
         try:
             names = await stream.query(*args)
+        except ReplyCut:
+            raise database_error("Lost the embedded FalkorDB while it ran the query.") from None
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
                 await self._release_stream(stream)

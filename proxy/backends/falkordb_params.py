@@ -36,6 +36,8 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TEMPORALS = (Date, DateTime, Time, Duration, _dt.date, _dt.time, _dt.timedelta)
 _SMALLEST_NORMAL = 2.2250738585072014e-308     # FalkorDB's parser overflows on smaller literals
 _WGS84 = 4326
+_MONTH = 2_629_746                               # seconds in an average Gregorian month
+_MAX_DURATION_SECONDS = 10**9 * _MONTH           # FalkorDB's duration arithmetic is exact below
 
 
 @dataclass
@@ -108,6 +110,10 @@ def to_expression(value: Any, name: str = "p") -> str:
     if isinstance(value, _dt.timedelta):
         value = Duration(days=value.days, seconds=value.seconds, microseconds=value.microseconds)
     if isinstance(value, Duration):                     # seconds share the nanoseconds' sign
+        if abs(value.months * _MONTH + value.days * 86400 + value.seconds) > _MAX_DURATION_SECONDS:
+            raise param_error(name, f"the duration {value.iso_format()}", "FalkorDB keeps durations "
+                              "exactly up to about 83 million years (10^9 months); send a larger "
+                              "one as a number of months or seconds")
         return f"duration({{months: {value.months}, days: {value.days}, seconds: {value.seconds}}})"
     if isinstance(value, Point):
         return _point(value, name)

@@ -16,10 +16,16 @@ from typing import Any
 
 import hiredis
 
-from proxy.backends.falkordb_values import error_from_reply
+from proxy.backends.falkordb_errors import error_from_reply
 from proxy.errors import database_error
 
 _READ_SIZE = 1 << 16
+#: Longest reply line kept (an error line echoes the query, which the guards cap at 1M chars).
+MAX_LINE = 4 << 20
+
+
+class ReplyCut(Exception):
+    """FalkorDB closed the connection in the middle of a reply (see `FalkorDBResult`)."""
 
 
 def _command(args: tuple[Any, ...]) -> bytes:
@@ -117,6 +123,9 @@ class ReplyStream:
         connection somewhere inside a reply: it can only be closed."""
         try:
             yield
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            self.broken = True
+            raise ReplyCut() from exc
         except BaseException:
             self.broken = True
             raise
@@ -124,12 +133,25 @@ class ReplyStream:
     async def _read(self) -> bytes:
         data = await self._reader.read(_READ_SIZE)
         if not data:
-            raise database_error("The embedded FalkorDB closed the connection in the middle of a reply.")
+            raise ReplyCut()
         return data
 
     async def _line(self) -> bytes:
-        line = await self._reader.readuntil(b"\r\n")
-        return line[:-2]
+        """One CRLF-terminated line; one longer than the read buffer (an error echoing a
+        100,000-digit literal) is read in pieces, and cut at MAX_LINE bytes."""
+        pieces: list[bytes] = []
+        size = 0
+        while True:
+            try:
+                piece = await self._reader.readuntil(b"\r\n")
+            except asyncio.LimitOverrunError as exc:
+                piece = await self._reader.readexactly(exc.consumed)
+                if size < MAX_LINE:
+                    pieces.append(piece)
+                size += len(piece)
+                continue
+            pieces.append(piece[:-2])
+            return b"".join(pieces)[:MAX_LINE]
 
     async def _header(self) -> list[str]:
         """`*K` then K pairs `[column type, name]`; only the names matter."""

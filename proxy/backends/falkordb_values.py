@@ -10,7 +10,7 @@ Inbound: the `--compact` reply (`[type, value]` cells, labels / types / property
 ids) becomes `proxy.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits.
 Temporals arrive as whole epoch seconds (sub-second precision is lost by the server); local
 date-times are returned naive (the falkordb client wrongly makes them UTC-aware). Also here:
-statistics lines, EXPLAIN/PROFILE plans, and server error messages -> Neo4j error codes.
+statistics lines and EXPLAIN/PROFILE plans (server errors: `falkordb_errors`).
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import sys
 from typing import Any
 
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.errors import CypherError, database_error, syntax_error
+from proxy.backends.falkordb_guards import check_map_size
+from proxy.errors import CypherError
 from proxy.values import Node, Path, Relationship, WGS84Point
 
 TYPE_ERROR = "Neo.ClientError.Statement.TypeError"
@@ -61,11 +63,29 @@ def to_literal(value: Any, name: str = "p") -> str:
                               "FalkorDB strings cannot hold U+0000")
         return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(to_literal(v, name) for v in value) + "]"
+        return "[" + ",".join(_items(value, name)) + "]"
     if isinstance(value, dict):
+        check_map_size(value, name)
         return "{" + ",".join(f"{quote_name(str(k), name)}:{to_literal(v, name)}"
                               for k, v in value.items()) + "}"
     raise _unsupported(value, name)
+
+
+_SLICE = 65_536
+
+
+def _items(values: list | tuple, name: str):
+    """The literals of a list's items, a slice at a time: a list of ten million numbers is
+    written in C loops and never exists as ten million small strings at once."""
+    for start in range(0, len(values), _SLICE):
+        part = values[start:start + _SLICE]
+        kinds = set(map(type, part))
+        if kinds == {int}:
+            yield ",".join(map(str, part))
+        elif kinds == {float}:                  # NaN never gets here (falkordb_params inlines it)
+            yield ",".join(map(repr, part)).replace("inf", "1e999")
+        else:
+            yield ",".join(to_literal(v, name) for v in part)
 
 
 def quote_name(key: str, param: str) -> str:
@@ -147,12 +167,43 @@ def _map(raw: list, schema: Schema) -> dict[str, Any]:
     return {raw[i].decode("utf-8", "replace"): decode(raw[i + 1], schema) for i in range(0, len(raw), 2)}
 
 
+def _float(raw: bytes, schema: Schema) -> float:
+    """`%.15g` text; the largest doubles round up past the largest finite one (1.79769313486232e308)
+    and are returned as that, not as infinity."""
+    value = float(raw)
+    if math.isinf(value) and not raw.lower().endswith(b"inf"):
+        return math.copysign(sys.float_info.max, value)
+    return value
+
+
 def _date(raw: int, schema: Schema) -> Date:
-    return Date.from_ordinal(_EPOCH_ORDINAL + raw // 86400)
+    try:
+        return Date.from_ordinal(_EPOCH_ORDINAL + raw // 86400)
+    except (ValueError, OverflowError):
+        raise _out_of_range("date", raw) from None
 
 
 def _local_datetime(raw: int, schema: Schema) -> DateTime:
-    return DateTime.from_native(_EPOCH + _dt.timedelta(seconds=raw))
+    try:
+        return DateTime.from_native(_EPOCH + _dt.timedelta(seconds=raw))
+    except (ValueError, OverflowError):
+        raise _out_of_range("local date-time", raw) from None
+
+
+def _out_of_range(kind: str, raw: int) -> CypherError:
+    year = _calendar(raw)[0]
+    return CypherError("Neo.ClientError.Statement.ArgumentError",
+                       f"The query computed a {kind} in the year {year:,}; Bolt clients (and the "
+                       "embedded FalkorDB's own date functions) handle the years 1 to 9999 only.")
+
+
+def _calendar(seconds: int) -> tuple[int, int, int, int]:
+    """(year, month, day, second of the day) `seconds` after 1970-01-01, however far: the
+    proleptic Gregorian calendar repeats every 400 years (146,097 days)."""
+    days, second = divmod(seconds, 86400)
+    cycles, days = divmod(days, 146_097)
+    moment = _EPOCH + _dt.timedelta(days=days)
+    return moment.year + 400 * cycles, moment.month, moment.day, second
 
 
 def _local_time(raw: int, schema: Schema) -> Time:
@@ -166,14 +217,13 @@ def _duration(raw: int, schema: Schema) -> Duration:
     if raw < 0:
         days = int(raw / 86400)            # FalkorDB counts a day as 86,400 s; truncate toward 0
         return Duration(days=days, seconds=raw - days * 86400)
-    moment = _EPOCH + _dt.timedelta(seconds=raw)
-    return Duration(months=(moment.year - 1970) * 12 + moment.month - 1, days=moment.day - 1,
-                    seconds=moment.hour * 3600 + moment.minute * 60 + moment.second)
+    year, month, day, second = _calendar(raw)
+    return Duration(months=(year - 1970) * 12 + month - 1, days=day - 1, seconds=second)
 
 
 _DECODERS = {
     4: lambda raw, schema: raw == b"true",
-    5: lambda raw, schema: float(raw),
+    5: _float,
     6: lambda raw, schema: [decode(c, schema) for c in raw],
     7: _edge,
     8: _node,
@@ -267,43 +317,3 @@ def _operator_names(plan: dict[str, Any]):
     yield plan["operatorType"]
     for child in plan["children"]:
         yield from _operator_names(child)
-
-# ---------------------------------------------------------------- errors
-
-
-def error_from_reply(message: str) -> CypherError:
-    """A FalkorDB error message -> the `CypherError` Neo4j would report for the same problem."""
-    text = message.strip()
-    if text.startswith("errMsg:") or text.startswith("Invalid input"):
-        return syntax_error(_tidy_syntax(text))
-    if text.endswith(" not defined"):                        # "'x' not defined"
-        return syntax_error(f"Variable `{text[:-12].strip(chr(39))}` not defined")
-    if text.startswith("Unknown function"):
-        return syntax_error(f"{text} (this function is not available in FalkorDB)")
-    if text.startswith("Missing parameters"):
-        return CypherError("Neo.ClientError.Statement.ParameterMissing",
-                           "Expected parameter(s) that were not supplied (FalkorDB: Missing parameters).")
-    if text.startswith("Query timed out"):
-        return CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
-                           "The transaction has been terminated: the query exceeded its timeout "
-                           f"({text}).")
-    if text.startswith("Type mismatch") or text.startswith("Failed to parse"):
-        return CypherError(TYPE_ERROR, text)
-    if "executed only on read-only queries" in text:
-        return CypherError("Neo.ClientError.Statement.AccessMode",
-                           "Writing in read access mode not allowed.")
-    if text.startswith("Division by zero"):
-        return CypherError("Neo.ClientError.Statement.ArithmeticError", "/ by zero")
-    return database_error(text)
-
-
-def _tidy_syntax(text: str) -> str:
-    """`errMsg: X line: 1, column: 9, offset: 8 errCtx: Q errCtxOffset: 8` -> Neo4j's layout:
-    the message with its position, then the offending line and a caret under the column."""
-    match = re.match(r"errMsg: (.*?) line: (\d+), column: (\d+), offset: (\d+) errCtx: (.*) "
-                     r"errCtxOffset: (\d+)$", text, re.S)
-    if not match:
-        return text
-    msg, line, column, offset, ctx, ctx_offset = match.groups()
-    return (f"{msg} (line {line}, column {column} (offset: {offset}))\n"
-            f"\"{ctx}\"\n{' ' * (int(ctx_offset) + 1)}^")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.__main__ import TCK_ROOT
 from conformance.literals import NodeLit, PathLit, RelLit, parse_literal
 from conformance.tck import read_feature, read_tck
+from tests.harness import TCK_DIR as TCK_ROOT
+from tests.harness import TCK_MISSING
 
-pytestmark = pytest.mark.skipif(not TCK_ROOT.is_dir(), reason=f"{TCK_ROOT} not found")
+pytestmark = pytest.mark.skipif(not TCK_ROOT.is_dir(), reason=TCK_MISSING)
 
 LIST1 = TCK_ROOT / "expressions" / "list" / "List1.feature"
 MATCH5 = TCK_ROOT / "clauses" / "match" / "Match5.feature"

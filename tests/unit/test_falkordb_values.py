@@ -1,4 +1,4 @@
-"""Parameter serialisation, compact-reply decoding, statistics, plans and error mapping for FalkorDB."""
+"""Parameter serialisation, compact-reply decoding, statistics and plans for FalkorDB."""
 
 import pytest
 from neo4j.time import Date, DateTime, Duration, Time
@@ -8,7 +8,6 @@ from proxy.backends.falkordb_values import (
     SchemaMiss,
     decode,
     encode_params,
-    error_from_reply,
     parse_plan,
     parse_stats,
     plan_query_type,
@@ -106,26 +105,3 @@ def test_profile_plan_has_rows_and_time():
     child = plan["children"][0]
     assert plan["rows"] == 1 and child["rows"] == 3 and child["identifiers"] == ["n"]
     assert child["arguments"]["Details"] == "(n:T)"
-
-
-@pytest.mark.parametrize("message, code", [
-    ("errMsg: Invalid input at end of input: expected NOT line: 1, column: 11, offset: 10 "
-     "errCtx: RETURN 1 + errCtxOffset: 10", "Neo.ClientError.Statement.SyntaxError"),
-    ("Unknown function 'foo'", "Neo.ClientError.Statement.SyntaxError"),
-    ("Missing parameters", "Neo.ClientError.Statement.ParameterMissing"),
-    ("Type mismatch: expected Integer, Float, or Null but was String", "Neo.ClientError.Statement.TypeError"),
-    ("Query timed out", "Neo.ClientError.Transaction.TransactionTimedOut"),
-    ("graph.RO_QUERY is to be executed only on read-only queries", "Neo.ClientError.Statement.AccessMode"),
-    ("Query's mem consumption exceeded capacity", "Neo.DatabaseError.General.UnknownError"),
-])
-def test_error_codes(message, code):
-    error = error_from_reply(message)
-    assert error.code == code
-
-
-def test_syntax_error_keeps_position_and_points_at_it():
-    error = error_from_reply("errMsg: Invalid input 'x': expected a clause line: 1, column: 8, offset: 7 "
-                             "errCtx: RETURN x( errCtxOffset: 7")
-    assert "line 1, column 8 (offset: 7)" in error.message
-    assert error.message.endswith('"RETURN x("\n' + " " * 8 + "^")
-    assert "foo" in error_from_reply("Unknown function 'foo'").message

@@ -1,0 +1,235 @@
+"""Refuse what would crash or wedge the embedded FalkorDB, before it costs anything.
+
+FalkorDB's parser and planner have costs that its query timeout does not cover (measured on
+4.16 with tests/integration/test_hostile_queries.py; docs/falkordb-notes.md):
+
+| what | cost |
+|---|---|
+| nesting: brackets, unary `NOT`/`-`/`+`, `CASE` | parse time doubles per level: 15 ~ 60 ms, 23 ~ 10 s, 30 never ends |
+| a chain of binary operators (`1 + 1 + ...`) | 45,000 fine, 60,000 segfaults the server |
+| clauses (`WITH x WITH x ...`) | 120,000 segfault it |
+| MATCH / OPTIONAL MATCH / UNWIND and comma-separated patterns | planning grows cubically: 600 OPTIONAL MATCH ~ 1.1 s, 3,000 MATCH ~ 18 s |
+| entries of one map (literal or parameter) | building a map is quadratic: 20,000 ~ 0.7 s, 100,000 ~ 26 s |
+| `range(a, b)` | the list is built whole first: 30 M elements ~ 2.5 s and 0.5 GB |
+
+Each check here is one pass over the text (or the parameters) and stops at the first limit
+crossed, so refusing a query never costs more than reading it. The limits sit well inside what
+was measured safe and far above what real queries use.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from proxy.errors import CypherError, syntax_error
+
+MAX_QUERY_CHARS = 1_000_000
+#: Nesting levels: brackets, CASE and unary operators together (15 parse in ~60 ms).
+MAX_NESTING = 15
+#: Binary operators in one query (60,000 in one chain crash the server).
+MAX_OPERATORS = 20_000
+#: Clauses in one query (120,000 crash the server).
+MAX_CLAUSES = 10_000
+#: MATCH / UNWIND clauses plus comma-separated MATCH patterns (300 plan in ~0.25 s).
+MAX_READING_PARTS = 300
+#: Entries of one map literal or map parameter (10,000 build in ~0.2 s).
+MAX_MAP_ENTRIES = 10_000
+#: Elements of one `range()` with literal or parameter bounds (10 M ~ 1.3 s, 160 MB).
+MAX_RANGE = 10_000_000
+
+_TOKENS = re.compile(r"""          # possessive whitespace and an optional token: never backtracks
+    \s*+(?:
+      (?P<string>'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?)
+    | (?P<comment>//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?)
+    | (?P<param>\$\s*+(?:\w++|`[^`]*+`?))
+    | (?P<word>[^\W\d]\w*)
+    | (?P<number>\d[\w.]*)
+    | (?P<open>[(\[{])
+    | (?P<close>[)\]}])
+    | (?P<arrow><-+>?|-+>)
+    | (?P<sign>-+|\+(?!=))
+    | (?P<comma>,)
+    | (?P<op>=~|<>|!=|<=|>=|\+=|\.\.|[*/%^=<>|])
+    | (?P<other>.)
+    )?""", re.VERBOSE | re.DOTALL)
+
+#: Words that end the operand of a pending unary operator (they separate expressions).
+_SEPARATORS = frozenset("""AND OR XOR WHEN THEN ELSE AS WHERE RETURN WITH MATCH OPTIONAL UNWIND
+    CREATE MERGE SET DELETE DETACH REMOVE CALL YIELD UNION FOREACH ORDER SKIP LIMIT ON LOAD
+    USE DISTINCT BY""".split())
+_BINARY_WORDS = frozenset("AND OR XOR IN CONTAINS STARTS ENDS IS".split())
+_CLAUSES = frozenset("""MATCH UNWIND WITH RETURN CREATE MERGE SET DELETE REMOVE CALL FOREACH UNION
+    LOAD""".split())
+#: Words after which `-`/`+` is a sign, not a subtraction.
+_OPERAND_EXPECTED = _SEPARATORS | _BINARY_WORDS | {"NOT", "CASE"}
+_LEXEME = re.compile(r"""'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?|//[^\n]*|/\*.*?(?:\*/|$)""", re.S)
+_ARGUMENT = r"\s*+(-?\s*+\d++|\$\w++)\s*+"
+_RANGE = re.compile(rf"range\s*+\({_ARGUMENT},{_ARGUMENT}(?:,{_ARGUMENT})?\)", re.IGNORECASE)
+
+
+@dataclass(slots=True)
+class _Frame:
+    """One open bracket or CASE while scanning."""
+
+    kind: str
+    unary: int = 0          # unary operators waiting for their operand in this frame
+    entries: int = 0        # commas seen directly inside (map entries, list elements)
+
+
+def check_query(query: str, params: dict[str, Any] | None = None) -> None:
+    """Raise a SyntaxError (`CypherError`) if FalkorDB could not parse or plan `query` safely.
+
+    Linear in the query and its parameters; the text part is cached by query text.
+    """
+    if len(query) > MAX_QUERY_CHARS:
+        raise syntax_error(f"The query is {len(query):,} characters long; the embedded FalkorDB "
+                           f"accepts at most {MAX_QUERY_CHARS:,}. Pass large values as parameters.")
+    problem = _scan(query) if len(query) <= _LONG_QUERY_CHARS else _scan_long(query)
+    if problem:
+        raise syntax_error(problem)
+    if "range" in query.lower():
+        _check_ranges(code_only(query), params or {})
+
+
+def code_only(query: str) -> str:
+    """The query with strings, quoted names and comments blanked out (same length)."""
+    return _LEXEME.sub(lambda m: " " * len(m.group()), query)
+
+
+def check_map_size(value: dict, name: str) -> None:
+    """Refuse a map parameter with more entries than FalkorDB can build (the parameter encoder
+    calls this for every map it writes, so no separate walk is needed)."""
+    if len(value) > MAX_MAP_ENTRIES:
+        raise CypherError(
+            "Neo.ClientError.Statement.ArgumentError",
+            f"Parameter ${name} holds a map with {len(value):,} entries; the embedded FalkorDB "
+            f"accepts at most {MAX_MAP_ENTRIES:,} per map (it builds maps in quadratic time). "
+            "Send a list of {key, value} maps instead and UNWIND it.")
+
+
+_LONG_QUERY_CHARS = 65_536
+
+
+@lru_cache(maxsize=256)
+def _scan(query: str) -> str | None:
+    """What is wrong with `query` for FalkorDB, or None. One pass over the tokens."""
+    stack = [_Frame("")]
+    depth = operators = clauses = parts = 0
+    match_frame = -1              # stack height of the MATCH whose pattern commas are counted
+    operand_expected = True       # the next `-`/`+` is a sign
+    prev_dot = False              # the previous token was `.` or `:` (the word is a name)
+    prev_word = ""
+    for token in _TOKENS.finditer(query):
+        kind = token.lastgroup
+        if kind is None or kind == "comment":
+            continue
+        text = token.group(kind)
+        frame = stack[-1]
+        word = text.upper() if kind == "word" else ""
+        if word and not prev_dot:
+            if word == "NOT" and prev_word == "IS" or word == "WITH" and prev_word in ("STARTS", "ENDS"):
+                pass                                  # IS NOT NULL, STARTS WITH: one operator
+            elif word == "NOT":
+                frame.unary += 1
+                depth += 1
+            elif word == "CASE":
+                stack.append(_Frame("CASE"))
+                depth += 1
+            elif word == "END" and frame.kind == "CASE":
+                depth -= 1 + frame.unary
+                stack.pop()
+            elif word in _SEPARATORS or word in _BINARY_WORDS:
+                depth -= frame.unary
+                frame.unary = 0
+                operators += word in _BINARY_WORDS
+                if word in _CLAUSES:
+                    clauses += 1
+                    match_frame = len(stack) if word == "MATCH" else -1
+                    parts += word in ("MATCH", "UNWIND")
+            operand_expected = word in _OPERAND_EXPECTED
+        elif kind == "open":
+            stack.append(_Frame(text))
+            depth += 1
+            operand_expected = True
+        elif kind == "close":
+            if len(stack) > 1:
+                closed = stack.pop()
+                depth -= 1 + closed.unary
+                while closed.kind == "CASE" and len(stack) > 1:   # an unterminated CASE inside
+                    closed = stack.pop()
+                    depth -= 1 + closed.unary
+            operand_expected = False
+        elif kind == "sign" and operand_expected:      # `- - x`, `--x`: each one a level
+            frame.unary += len(text)
+            depth += len(text)
+        elif kind in ("sign", "op", "arrow", "comma"):
+            depth -= frame.unary
+            frame.unary = 0
+            operand_expected = True
+            if kind == "comma":
+                frame.entries += 1
+                if frame.kind == "{" and frame.entries >= MAX_MAP_ENTRIES:
+                    return (f"A map in the query has more than {MAX_MAP_ENTRIES:,} entries; the "
+                            "embedded FalkorDB builds maps in quadratic time. Pass it as a list "
+                            "parameter and UNWIND it.")
+                if len(stack) == match_frame:
+                    parts += 1
+            else:
+                operators += 1
+            if kind == "sign" and len(text) > 1:      # `a --b` is a minus then signs
+                frame.unary += len(text) - 1
+                depth += len(text) - 1
+        else:
+            operand_expected = kind == "other"
+        prev_dot = kind == "other" and text in ".:"
+        prev_word = word
+        if depth > MAX_NESTING:
+            return (f"The query nests expressions more than {MAX_NESTING} levels deep (brackets, "
+                    f"CASE and unary NOT/-/+ each count); the embedded FalkorDB accepts at most "
+                    f"{MAX_NESTING}: its parse time doubles with every level. Pass deeply nested "
+                    "values as parameters, or compute them with fewer levels.")
+        if operators > MAX_OPERATORS:
+            return (f"The query has more than {MAX_OPERATORS:,} operators; the embedded FalkorDB "
+                    "cannot parse that many. Pass long lists as parameters (x IN $values) "
+                    "instead of chains like x = 1 OR x = 2 OR ...")
+        if clauses > MAX_CLAUSES:
+            return (f"The query has more than {MAX_CLAUSES:,} clauses; the embedded FalkorDB "
+                    "cannot plan that many. Split it into several queries.")
+        if parts > MAX_READING_PARTS:
+            return (f"The query has more than {MAX_READING_PARTS} MATCH, OPTIONAL MATCH or UNWIND "
+                    "clauses and comma-separated patterns; the embedded FalkorDB's planning time "
+                    "grows with their cube. Split the query, or UNWIND a list parameter.")
+    return None
+
+
+#: The same scan for long texts, with a small cache: the session checks a query before planning
+#: (in a thread when long) and the backend again before sending it.
+_scan_long = lru_cache(maxsize=8)(_scan.__wrapped__)
+
+
+def _check_ranges(query: str, params: dict[str, Any]) -> None:
+    """`range()` calls whose bounds are literals or parameters stay within MAX_RANGE elements."""
+    for call in _RANGE.finditer(query):
+        bounds = [_integer(arg, params) for arg in call.groups()]
+        start, end, step = bounds[0], bounds[1], bounds[2] if call.group(3) else 1
+        if start is None or end is None or not step:
+            continue
+        size = (end - start) // step + 1
+        if size > MAX_RANGE:
+            raise CypherError(
+                "Neo.ClientError.Statement.ArgumentError",
+                f"{call.group()} would build a list of {size:,} elements; the embedded FalkorDB "
+                f"accepts at most {MAX_RANGE:,} (it builds the whole list before its timeout "
+                "can act). Page through the range in several queries.")
+
+
+def _integer(arg: str | None, params: dict[str, Any]) -> int | None:
+    if arg is None:
+        return None
+    if arg.startswith("$"):
+        value = params.get(arg[1:])
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return int(arg.replace(" ", ""))
