@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from proxy.backends.base import Backend, Result, Transaction, TxConfig
 from proxy.errors import CypherError
+from proxy.logins import LoginGuard
 
 #: Queries longer than this are checked off the event loop (the check is linear, ~0.5 µs a char).
 _CHECK_IN_THREAD_CHARS = 65_536
@@ -73,9 +74,11 @@ class TransactionRunner:
 class Session:
     """Authentication and transaction state of one client connection."""
 
-    def __init__(self, backend: Backend, planner: Planner | None = None):
+    def __init__(self, backend: Backend, planner: Planner | None = None, *,
+                 logins: LoginGuard | None = None):
         self.backend = backend
         self.planner = planner or PassThroughPlanner()
+        self._logins = logins or LoginGuard()       # the server shares one across sessions
         self.credentials: Any = None
         self.user: str | None = None
         self._tx: Transaction | None = None
@@ -92,9 +95,18 @@ class Session:
             return self._tx_config.database
         return self.backend.default_database
 
-    async def logon(self, auth: dict[str, Any]) -> None:
-        self.credentials = await self.backend.authenticate(auth)
-        self.user = str(auth.get("principal") or "")
+    async def logon(self, auth: dict[str, Any], source: str | None = None) -> None:
+        """Log in with a Bolt auth token; `source` is the client's address (for throttling)."""
+        user = str(auth.get("principal") or "")
+        self._logins.check(source, user)
+        try:
+            self.credentials = await self.backend.authenticate(auth)
+        except CypherError as exc:
+            if exc.code == "Neo.ClientError.Security.Unauthorized":
+                self._logins.failed(source, user)
+            raise
+        self._logins.succeeded(source)
+        self.user = user
 
     async def logoff(self) -> None:
         await self.reset()

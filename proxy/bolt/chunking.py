@@ -1,7 +1,8 @@
 """Bolt message framing: u16 length-prefixed chunks, `00 00` ends a message.
 
 A lone `00 00` between messages is a NOOP keep-alive and is skipped. One message
-may not grow past `MAX_MESSAGE_SIZE`, so a peer cannot make us buffer without bound.
+may not grow past the size the caller allows, so a peer cannot make us buffer without bound;
+`skip_message` reads past the rest of one that did, so it can be answered with a FAILURE.
 """
 
 from __future__ import annotations
@@ -14,7 +15,15 @@ END = b"\x00\x00"
 
 
 class MessageTooLarge(Exception):
-    """A message exceeded MAX_MESSAGE_SIZE; the connection is closed."""
+    """A message grew past the size allowed; nothing past the limit has been read.
+
+    `size` counts the bytes up to the end of the chunk that crossed the limit, `pending` the
+    bytes of that chunk still unread (`skip_message` reads past the rest).
+    """
+
+    def __init__(self, max_size: int, size: int, pending: int):
+        super().__init__(f"message larger than {max_size} bytes")
+        self.size, self.pending = size, pending
 
 
 def chunk(message: bytes) -> bytes:
@@ -44,5 +53,15 @@ async def read_message(reader: asyncio.StreamReader, max_size: int = MAX_MESSAGE
             continue                      # NOOP
         size += length
         if size > max_size:
-            raise MessageTooLarge(f"message larger than {max_size} bytes")
+            raise MessageTooLarge(max_size, size, length)
         parts.append(await reader.readexactly(length))
+
+
+async def skip_message(reader: asyncio.StreamReader, too_large: MessageTooLarge) -> int:
+    """Read past the rest of an oversized message, a chunk at a time; returns its total size."""
+    await reader.readexactly(too_large.pending)
+    size = too_large.size
+    while length := int.from_bytes(await reader.readexactly(2), "big"):
+        await reader.readexactly(length)
+        size += length
+    return size

@@ -20,7 +20,8 @@ from typing import Any
 
 from proxy.backends.base import Result
 from proxy.bolt import messages as m
-from proxy.bolt.chunking import MessageTooLarge, chunk, read_message
+from proxy.bolt.chunking import MessageTooLarge, chunk, read_message, skip_message
+from proxy.bolt.limits import BoltLimits, query_size, too_large
 from proxy.errors import CypherError, database_error, protocol_error
 from proxy.packstream import Packer, PackStreamError, unpack_message
 from proxy.session import Session
@@ -30,6 +31,7 @@ log = logging.getLogger("proxy.bolt")
 BATCH = 1000                 # records fetched and written between two drain()s
 QUEUE_LIMIT = 10_000         # pipelined messages buffered before the reader waits
 CLOSE_TIMEOUT = 10.0         # seconds allowed for rolling back on close
+DECODE_IN_THREAD = 1 << 20   # messages larger than this are decoded off the event loop
 
 _connection_ids = itertools.count(1)
 
@@ -87,13 +89,18 @@ class BoltConnection:
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                  session: Session, version: tuple[int, int], *, manifest: bool = False,
-                 routing_address: str | None = None):
+                 routing_address: str | None = None, limits: BoltLimits = BoltLimits(),
+                 peer: str | None = None):
         self._reader = reader
         self._writer = writer
         self._session = session
         self._version = version
         self._manifest = manifest
         self._routing_address = routing_address
+        self._limits = limits
+        self._peer = peer
+        self._unauthenticated_since = time.monotonic()
+        self._unauthenticated_bytes = 0
         self._packer = Packer(version)
         self._utc_patch = False
         self.connection_id = f"bolt-{next(_connection_ids)}"
@@ -131,10 +138,21 @@ class BoltConnection:
             await self._close()
 
     async def _read_loop(self) -> None:
-        """Frame messages; RESET and GOODBYE interrupt the current work at once."""
+        """Frame messages; RESET and GOODBYE interrupt the current work at once.
+
+        Until the client has logged in, messages are read one at a time (each processed before
+        the next is read), within `auth_timeout` and `max_unauthenticated_bytes` in all."""
         try:
             while True:
-                data = await read_message(self._reader)
+                if self._session.authenticated:
+                    data = await self._read_authenticated()
+                else:
+                    data = await self._read_unauthenticated()
+                    if data is None:
+                        return
+                if isinstance(data, CypherError):
+                    await self._queue.put((None, data))
+                    continue
                 signature = data[1] if len(data) >= 2 and data[0] & 0xF0 == 0xB0 else None
                 if signature == m.GOODBYE:
                     return
@@ -143,32 +161,76 @@ class BoltConnection:
                     if self._work is not None:
                         self._work.cancel()
                 await self._queue.put((signature, data))
-        except MessageTooLarge as exc:
-            log.warning("%s: %s; closing", self.connection_id, exc)
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass                          # the client went away
+
+    async def _read_authenticated(self) -> bytes | CypherError:
+        """The next message, or the FAILURE for one over `max_message_size` (read past, unkept)."""
+        try:
+            return await read_message(self._reader, self._limits.max_message_size)
+        except MessageTooLarge as exc:
+            size = await skip_message(self._reader, exc)
+            log.warning("%s: skipped a message of %d bytes (--max-message-size %d)",
+                        self.connection_id, size, self._limits.max_message_size)
+            return too_large("message", size, self._limits.max_message_size, "--max-message-size",
+                             "Send large data in several queries (UNWIND $rows with a few "
+                             "thousand rows per query).")
+
+    async def _read_unauthenticated(self) -> bytes | None:
+        """The next message of a client that has not logged in yet; None: close the connection."""
+        limits = self._limits
+        try:                                          # (the event loop's clock is time.monotonic)
+            async with asyncio.timeout_at(self._unauthenticated_since + limits.auth_timeout):
+                await self._queue.join()
+                if not self._session.authenticated:
+                    budget = limits.max_unauthenticated_bytes - self._unauthenticated_bytes
+                    data = await read_message(self._reader, budget)
+        except TimeoutError:
+            log.info("%s: %s did not log in within %g s; closing", self.connection_id, self._peer,
+                     limits.auth_timeout)
+            return None
+        except MessageTooLarge:
+            log.warning("%s: %s sent more than %d bytes before logging in; closing",
+                        self.connection_id, self._peer, limits.max_unauthenticated_bytes)
+            return None
+        if self._session.authenticated:           # the message just processed was the login
+            return await self._read_authenticated()
+        self._unauthenticated_bytes += len(data)
+        return data
 
     async def _process_loop(self) -> None:
         """Handle queued messages in order until one of them ends the connection."""
         while True:
             signature, data = await self._queue.get()
-            if signature == m.RESET:
-                self._pending_resets -= 1
-            elif self._pending_resets:
-                self._send(m.IGNORED)
-                continue
-            self._work = asyncio.create_task(self._handle(signature, data))
-            await asyncio.wait({self._work})
-            work, self._work = self._work, None
-            if work.cancelled():          # interrupted by a RESET behind it (which drops results)
-                self._send(m.IGNORED)
-                continue
-            if not work.result():
-                return
             try:
-                await self._writer.drain()
-            except (ConnectionError, OSError):
-                return
+                if not await self._process(signature, data):
+                    return
+            finally:
+                self._queue.task_done()
+
+    async def _process(self, signature: int | None, data: bytes | CypherError) -> bool:
+        """Answer one queued message; False means close the connection."""
+        if signature == m.RESET:
+            self._pending_resets -= 1
+        elif self._pending_resets:
+            self._send(m.IGNORED)
+            return True
+        if isinstance(data, CypherError):    # a message over the size limit, already read past
+            self._fail(data)
+            return True
+        self._work = asyncio.create_task(self._handle(signature, data))
+        await asyncio.wait({self._work})
+        work, self._work = self._work, None
+        if work.cancelled():          # interrupted by a RESET behind it (which drops results)
+            self._send(m.IGNORED)
+            return True
+        if not work.result():
+            return False
+        try:
+            await self._writer.drain()
+        except (ConnectionError, OSError):
+            return False
+        return True
 
     # ---- dispatch --------------------------------------------------------------------
 
@@ -178,7 +240,7 @@ class BoltConnection:
             if self._state is State.FAILED and signature != m.RESET and signature in m.NAMES:
                 self._send(m.IGNORED)
                 return True
-            fields = self._decode(signature, data)
+            fields = await self._decode(signature, data)
             await self._handlers[signature](fields)
             return True
         except ProtocolViolation as exc:
@@ -200,7 +262,7 @@ class BoltConnection:
                                       "see the proxy's log for details."))
             return signature not in (m.HELLO, m.LOGON)
 
-    def _decode(self, signature: int | None, data: bytes) -> list[Any]:
+    async def _decode(self, signature: int | None, data: bytes) -> list[Any]:
         if signature not in self._handlers:
             raise ProtocolViolation(f"unknown message signature "
                                     f"{'(not a structure)' if signature is None else m.name(signature)}")
@@ -208,8 +270,16 @@ class BoltConnection:
                 self._version < _MIN_VERSION.get(signature, (0, 0)):
             raise ProtocolViolation(f"{m.name(signature)} is not allowed in state {self._state.value} "
                                     f"(Bolt {self._version[0]}.{self._version[1]})")
+        if signature == m.RUN and len(data) - query_size(data) > self._limits.max_parameter_size:
+            raise too_large("query's parameters", len(data) - query_size(data),
+                            self._limits.max_parameter_size, "--max-parameter-size",
+                            "Send large data in batches (UNWIND $rows with a few thousand rows "
+                            "per query).")
         try:
-            _, fields = unpack_message(data, self._version, self._utc_patch)
+            if len(data) > DECODE_IN_THREAD:
+                _, fields = await asyncio.to_thread(unpack_message, data, self._version, self._utc_patch)
+            else:
+                _, fields = unpack_message(data, self._version, self._utc_patch)
             m.check_fields(signature, fields)
         except (PackStreamError, CypherError) as exc:
             raise ProtocolViolation(f"malformed {m.name(signature)}: {exc}") from exc
@@ -233,7 +303,7 @@ class BoltConnection:
         if self._routing_address is None and isinstance(routing, dict) and routing.get("address"):
             self._routing_address = str(routing["address"])
         if self._version < (5, 1):
-            await self._session.logon(m.auth_token(extra))
+            await self._session.logon(m.auth_token(extra), source=self._peer)
             self._state = State.READY
         else:
             self._state = State.AUTHENTICATION
@@ -242,13 +312,14 @@ class BoltConnection:
                                                patches=["utc"] if self._utc_patch else []))
 
     async def _logon(self, fields: list[Any]) -> None:
-        await self._session.logon(m.auth_token(fields[0]))
+        await self._session.logon(m.auth_token(fields[0]), source=self._peer)
         self._state = State.READY
         self._send(m.SUCCESS, {})
 
     async def _logoff(self, fields: list[Any]) -> None:
         await self._session.logoff()
         self._state = State.AUTHENTICATION
+        self._unauthenticated_since, self._unauthenticated_bytes = time.monotonic(), 0
         self._send(m.SUCCESS, {})
 
     async def _reset(self, fields: list[Any]) -> None:

@@ -13,6 +13,7 @@ from typing import Callable
 
 from proxy.bolt.connection import BoltConnection
 from proxy.bolt.handshake import HandshakeError, negotiate
+from proxy.bolt.limits import BoltLimits
 from proxy.session import Session
 
 log = logging.getLogger("proxy.bolt")
@@ -22,7 +23,8 @@ HANDSHAKE_TIMEOUT = 30.0     # seconds a new socket may take to complete the han
 
 async def serve_bolt_stream(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                             session_factory: Callable[[], Session], *,
-                            routing_address: str | None = None) -> None:
+                            routing_address: str | None = None,
+                            limits: BoltLimits = BoltLimits()) -> None:
     """Serve one Bolt byte stream (TCP, TLS or an adapted WebSocket) until it ends."""
     peer = writer.get_extra_info("peername")
     try:
@@ -33,14 +35,23 @@ async def serve_bolt_stream(reader: asyncio.StreamReader, writer: asyncio.Stream
         writer.close()
         return
     connection = BoltConnection(reader, writer, session_factory(), negotiated.version,
-                                manifest=negotiated.manifest, routing_address=routing_address)
+                                manifest=negotiated.manifest, routing_address=routing_address,
+                                limits=limits, peer=_host(peer))
     log.debug("%s: %s speaks Bolt %d.%d", connection.connection_id, peer, *negotiated.version)
     await connection.serve()
 
 
+def _host(peer) -> str | None:
+    """The client's address without its port (what login throttling counts by)."""
+    if isinstance(peer, (tuple, list)) and peer:
+        return str(peer[0])
+    return str(peer) if peer else None
+
+
 async def start_bolt_server(host: str, port: int, session_factory: Callable[[], Session], *,
                             ssl_context: ssl.SSLContext | None = None,
-                            routing_address: str | None = None) -> asyncio.Server:
+                            routing_address: str | None = None,
+                            limits: BoltLimits = BoltLimits()) -> asyncio.Server:
     """Listen for Bolt clients (TLS when `ssl_context` is given: bolt+s://).
 
     `routing_address` ("host:port") is what ROUTE tells clients to connect to; by default
@@ -48,7 +59,8 @@ async def start_bolt_server(host: str, port: int, session_factory: Callable[[], 
     """
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await serve_bolt_stream(reader, writer, session_factory, routing_address=routing_address)
+            await serve_bolt_stream(reader, writer, session_factory, routing_address=routing_address,
+                                    limits=limits)
         except asyncio.CancelledError:
             # Nobody awaits this task; asyncio's stream callback would log the cancellation.
             writer.close()

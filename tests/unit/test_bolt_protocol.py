@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 
-from proxy.bolt.chunking import MAX_CHUNK, MAX_MESSAGE_SIZE
 from proxy.bolt.connection import BATCH
 from tests.unit.test_bolt_support import BoltServer, RawClient, u16
 
@@ -215,19 +214,6 @@ async def test_truncated_packstream_closes(server):
     client.writer.write(u16(5) + b"\xb3\x10\x85ab" + b"\x00\x00")       # RUN with a cut string
     assert code(await client.recv()) == "Neo.ClientError.Request.Invalid"
     assert await client.closed()
-
-
-async def test_oversized_message_closes(server):
-    client = await connect(server)
-    block = u16(MAX_CHUNK) + b"\xb1" + bytes(MAX_CHUNK - 1)
-    try:
-        for _ in range(MAX_MESSAGE_SIZE // MAX_CHUNK + 2):
-            client.writer.write(block)
-            await client.writer.drain()
-    except (ConnectionError, OSError):
-        pass
-    assert await client.closed()
-    (await connect(server)).close()
 
 
 async def test_noops_are_ignored(server):

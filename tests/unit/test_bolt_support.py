@@ -210,10 +210,12 @@ class RawClient:
                 return out
 
     async def closed(self, timeout: float = 10.0) -> bool:
-        """True once the server has closed the connection (EOF)."""
+        """True once the server has closed the connection (EOF); False if it stays open."""
         try:
             while await asyncio.wait_for(self.reader.read(65536), timeout):
                 pass
+        except asyncio.TimeoutError:          # a subclass of OSError: test it first
+            return False
         except (ConnectionError, OSError):
             pass
         return True
