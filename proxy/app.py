@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import socket
 import ssl
 import textwrap
 
 from proxy.backends.base import Backend, TxConfig
+from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
+from proxy.logins import LoginGuard
 from proxy.session import Planner, Session
 
 log = logging.getLogger("cypher_proxy")
@@ -22,7 +26,9 @@ def create_backend(config: Config) -> Backend:
         from proxy.backends.neo4j import Neo4jBackend
         return Neo4jBackend(config.upstream)
     from proxy.backends.falkordb import FalkorDBBackend
-    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password)
+    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password,
+                           query_timeout=config.query_timeout, max_unread_result=config.max_unread_result,
+                           unread_result_timeout=config.unread_result_timeout)
 
 
 def create_planner(config: Config, backend: Backend) -> Planner:
@@ -62,14 +68,37 @@ async def _load_demo(config: Config, backend: Backend) -> None:
     marker.write_text(f"{counts}\n")
 
 
+def check_ports_free(listeners: list[tuple[str, int, str]]) -> None:
+    """Exit with a clear message if a listen address is taken: checked before the database
+    starts and the demo loads, so a busy port costs nothing. `listeners`: (host, port, flag)."""
+    for host, port, flag in listeners:
+        if port == 0:
+            continue
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        try:
+            with socket.create_server((host, port), family=family):
+                pass
+        except OSError as exc:
+            raise SystemExit(_port_message(host, port, flag, exc)) from None
+
+
+def _port_message(host: str, port: int, flag: str, exc: OSError) -> str:
+    env = "CYPHER_PROXY_" + flag.removeprefix("--").upper().replace("-", "_")
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return (f"cypher-proxy: cannot listen on {host}:{port} ({reason}). Another server "
+            f"(a Neo4j, or another cypher-proxy) may be using it; choose another address with "
+            f"{flag} HOST:PORT or {env}.")
+
+
 def _print_demo_help(uri: str, config: Config) -> None:
+    password = config.password if config.password == Config.password else "(the one you set)"
     print(f"""
 Sodir demo graph (contains data under the Norwegian licence for Open Government data (NLOD)
 distributed by the Norwegian Offshore Directorate).
 
   URI:       {uri}
   user:      {config.user}
-  password:  {config.password}
+  password:  {password}
 
   Seed question: {SEED_QUESTION}
   One query answers it:
@@ -84,6 +113,7 @@ async def serve(config: Config, *, demo: bool = False) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    check_ports_free([(config.bolt_host, config.bolt_port, "--bolt")])
     config.data_dir.mkdir(parents=True, exist_ok=True)
     backend = create_backend(config)
     await backend.start()
@@ -92,14 +122,21 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             await _load_demo(config, backend)
         planner = create_planner(config, backend)
         tls = _ssl_context(config)
-        server = await start_bolt_server(config.bolt_host, config.bolt_port,
-                                         lambda: Session(backend, planner), ssl_context=tls)
+        logins = LoginGuard(config.auth_max_failed_attempts, config.auth_lock_time)
+        limits = BoltLimits(config.max_message_size, config.max_parameter_size, config.auth_timeout,
+                            config.max_unauthenticated_bytes)
+        try:
+            server = await start_bolt_server(config.bolt_host, config.bolt_port,
+                                             lambda: Session(backend, planner, logins=logins),
+                                             ssl_context=tls, limits=limits)
+        except OSError as exc:
+            raise SystemExit(_port_message(config.bolt_host, config.bolt_port, "--bolt", exc)) from None
         host, port = server.sockets[0].getsockname()[:2]
         uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
         if demo:
             _print_demo_help(uri, config)
         if config.backend == "falkordb":
-            log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
+            log.info("embedded FalkorDB login: user %r", config.user)
         print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
         await stop.wait()
         log.info("shutting down")

@@ -27,6 +27,37 @@ def _env(name: str, default: str | None) -> str | None:
     return os.environ.get(f"CYPHER_PROXY_{name}", default)
 
 
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2,
+          "mib": 1 << 20, "g": 1000**3, "gb": 1000**3, "gib": 1 << 30}
+
+
+def _bytes(text: str) -> int:
+    """`65536`, `64KiB`, `16MiB`, `1GB` (Neo4j's spelling) -> bytes."""
+    number = text.strip().rstrip("bBiIkKmMgG ")
+    unit = text.strip()[len(number):].strip().lower()
+    try:
+        return int(float(number) * _UNITS[unit])
+    except (ValueError, KeyError):
+        raise argparse.ArgumentTypeError(f"expected a size such as 65536, 64KiB or 16MiB, got {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    """`30`, `30s`, `2m` -> seconds."""
+    text = text.strip().lower()
+    scale = 60 if text.endswith("m") else 1
+    try:
+        return float(text.rstrip("sm")) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds such as 30 or 30s, got {text!r}") from None
+
+
+def _size_text(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     """The flags shared by `serve` and `demo` (a contract scripts rely on)."""
     defaults = Config()
@@ -44,14 +75,38 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where the embedded database and the extension stores live (default ./data)")
     parser.add_argument("--user", default=_env("USER", defaults.user),
                         help="login of the embedded database (default neo4j)")
-    parser.add_argument("--password", default=_env("PASSWORD", defaults.password),
-                        help="password of the embedded database (default password)")
+    parser.add_argument("--password", default=_env("PASSWORD", None),
+                        help="password of the embedded database (default password; prefer "
+                             "CYPHER_PROXY_PASSWORD or --password-file: a flag shows in `ps`)")
+    parser.add_argument("--password-file", type=Path, default=_optional_path(_env("PASSWORD_FILE", None)),
+                        metavar="FILE", help="read the password from the first line of FILE")
     parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
                         help="PEM certificate: serve Bolt over TLS (bolt+s://)")
     parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
                         help="PEM private key for --tls-cert")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
+    limits = parser.add_argument_group("limits (what one client may cost; README, \"Limits\")")
+    for flag, kind, help_text in _LIMIT_FLAGS:
+        name = flag.removeprefix("--").replace("-", "_")
+        default = getattr(defaults, name)
+        shown = _size_text(default) if kind is _bytes else f"{default:g}"
+        metavar = {_bytes: "SIZE", _seconds: "SECONDS"}.get(kind, "N")
+        limits.add_argument(flag, type=kind, default=_env(name.upper(), shown), metavar=metavar,
+                            help=f"{help_text} (default {shown})")
+
+
+_LIMIT_FLAGS = (
+    ("--max-message-size", _bytes, "largest Bolt message; a bigger one gets a FAILURE"),
+    ("--max-parameter-size", _bytes, "largest parameters of one query"),
+    ("--auth-timeout", _seconds, "seconds a new connection has to log in"),
+    ("--max-unauthenticated-bytes", _bytes, "bytes a connection may send before logging in"),
+    ("--auth-max-failed-attempts", int, "failed logins in a row from one address before it is locked"),
+    ("--auth-lock-time", _seconds, "seconds an address stays locked"),
+    ("--query-timeout", _seconds, "seconds a query may run when the client sets no timeout"),
+    ("--max-unread-result", _bytes, "bytes of a result a client may leave unread in the database..."),
+    ("--unread-result-timeout", _seconds, "...for this many seconds before it is released"),
+)
 
 
 def _optional_path(value: str | None) -> Path | None:
@@ -67,9 +122,22 @@ def config_from_args(args: argparse.Namespace) -> Config:
     return Config(
         bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
-        user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
+        user=args.user, password=_password(args), tls_cert=args.tls_cert, tls_key=args.tls_key,
         log_level=args.log_level,
+        **{flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
+           for flag, _, _ in _LIMIT_FLAGS},
     )
+
+
+def _password(args: argparse.Namespace) -> str:
+    if args.password_file is None:
+        return Config.password if args.password is None else args.password
+    if args.password is not None:
+        raise SystemExit("cypher-proxy: give --password or --password-file, not both")
+    try:
+        return args.password_file.read_text(encoding="utf-8").splitlines()[0]
+    except (OSError, IndexError) as exc:
+        raise SystemExit(f"cypher-proxy: cannot read a password from {args.password_file}: {exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

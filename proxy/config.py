@@ -20,3 +20,13 @@ class Config:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
+    # What one client may cost (README, "Limits"); Neo4j's defaults where Neo4j has the setting.
+    max_message_size: int = 64 << 20            # bytes of one Bolt message
+    max_parameter_size: int = 16 << 20          # bytes of one query's parameters
+    auth_timeout: float = 30.0                  # seconds to log in (Neo4j: 30 s)
+    max_unauthenticated_bytes: int = 8 << 10    # bytes before logging in (Neo4j: 8 KiB)
+    auth_max_failed_attempts: int = 3           # then refused for auth_lock_time (Neo4j: 3)
+    auth_lock_time: float = 5.0                 # seconds (Neo4j: 5 s)
+    query_timeout: float = 30.0                 # seconds, when the client sets no timeout
+    max_unread_result: int = 64 << 20           # bytes of a result the client has not pulled,
+    unread_result_timeout: float = 30.0         # ... held longer than this, are released

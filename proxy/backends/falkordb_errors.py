@@ -75,6 +75,8 @@ RULES: tuple[Rule, ...] = (
     # -- the parser and the AST checks: SyntaxError, as Neo4j reports them at compile time
     _rule(r"errMsg: (.*?) line: (\d+), column: (\d+), offset: (\d+) errCtx: (.*) errCtxOffset: (\d+)$",
           SYNTAX, _tidy_syntax),
+    _rule(r"Invalid input - '(.*)' is not a valid argument(.*)", ARGUMENT,
+          lambda m: f"Invalid input '{m[1]}' is not a valid argument{m[2]}"),
     _rule(r"Invalid input", SYNTAX),
     _rule(r"'(.*)' not defined$", SYNTAX, lambda m: f"Variable `{m[1]}` not defined"),
     _rule(r"Unknown function '(.*)'", SYNTAX,
@@ -111,13 +113,16 @@ RULES: tuple[Rule, ...] = (
           r"Unable to resolve filtered alias|Encountered unsupported query type|"
           r"Please use GRAPH\.|.* is not supported$)", UNSUPPORTED,
           lambda m: f"{m.string} (a limit of the embedded FalkorDB; Neo4j accepts this query)"),
+    _rule(r"Cannot merge node using null property value", SEMANTIC,
+          lambda m: "Cannot merge the node because of a null property value (MERGE needs every "
+                    "property in its pattern to have a value)"),
     # -- values of the wrong type or out of range
     _rule(r"(?:Type mismatch|Failed to parse|Property values can only be of primitive types|"
           r"Delete type mismatch|DELETE can only be called on|REMOVE operates on|"
           r"Cannot merge a map with a non-map value|vectorf\d+ expects|Encountered unhandled type)",
           TYPE),
     _rule(r"ArgumentError: (.*)", ARGUMENT, lambda m: m[1]),
-    _rule(r"(?:Invalid input - '.*' is not a valid argument|.* must be a non-negative integer|"
+    _rule(r"(?:.* must be a non-negative integer|"
           r"(?:LIMIT|SKIP) specified value of invalid type|.* operates only on non-negative|"
           r"Invalid regex|Vector dimension mismatch|Did not find '.*' value in point map|"
           r"Maximum number of hops must be|sourceNode|relDirection values|Invalid arguments for "
