@@ -105,7 +105,7 @@ class Session:
             if exc.code == "Neo.ClientError.Security.Unauthorized":
                 self._logins.failed(source, user)
             raise
-        self._logins.succeeded(source)
+        self._logins.succeeded(source, user)
         self.user = user
 
     async def logoff(self) -> None:

@@ -7,7 +7,7 @@ import os
 import neo4j
 import pytest
 
-from tests.harness import PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
+from tests.harness import NO_LOCKOUT, PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
 
 
 @pytest.fixture(scope="session")
@@ -17,9 +17,9 @@ def proxy():
     With THROUGH_NEO4J_BACKEND=1 in the environment, clients get a second proxy instead, whose
     Neo4j backend points at the first (proxy -> proxy -> FalkorDB).
     """
-    with ProxyProcess() as process:
+    with ProxyProcess(args=NO_LOCKOUT) as process:
         if os.environ.get(THROUGH_NEO4J_BACKEND):
-            with ProxyProcess(args=["--upstream", process.uri]) as chained:
+            with ProxyProcess(args=["--upstream", process.uri, *NO_LOCKOUT]) as chained:
                 yield chained
         else:
             yield process

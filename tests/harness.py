@@ -25,6 +25,9 @@ TCK_MISSING = (f"the openCypher TCK is not at {TCK_DIR}; point TCK_DIR at the tc
                "directory of an openCypher checkout (make test TCK=path)")
 NEO4J6_PATH = REPO / ".cache" / "neo4j6"
 USER, PASSWORD = "neo4j", "password"
+#: Tests share a proxy and one address (127.0.0.1): the few that log in with a wrong password on
+#: purpose must not lock the others out (test_hostile_queries.py tests the lockout itself).
+NO_LOCKOUT = ["--auth-max-failed-attempts", "0"]
 #: Environment switch for tests/conftest.py: serve the tests through a Neo4j-backend proxy.
 THROUGH_NEO4J_BACKEND = "THROUGH_NEO4J_BACKEND"
 

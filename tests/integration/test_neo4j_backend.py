@@ -21,6 +21,7 @@ from proxy.backends.base import TxConfig
 from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
 from proxy.errors import CypherError
 from tests.harness import (
+    NO_LOCKOUT,
     PASSWORD,
     THROUGH_NEO4J_BACKEND,
     USER,
@@ -35,7 +36,7 @@ BASIC = {"scheme": "basic", "principal": USER, "credentials": PASSWORD}
 @pytest.fixture(scope="module")
 def chained(proxy):
     """Proxy B: the Neo4j backend pointed at proxy A (the session-wide FalkorDB proxy)."""
-    with ProxyProcess(args=["--upstream", proxy.uri]) as process:
+    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as process:
         yield process
 
 
