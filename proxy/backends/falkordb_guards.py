@@ -52,12 +52,12 @@ _TOKENS = re.compile(r"""          # possessive whitespace and an optional token
     | (?P<arrow><-+>?|-+>)
     | (?P<sign>-+|\+(?!=))
     | (?P<comma>,)
-    | (?P<op>=~|<>|!=|<=|>=|\+=|\.\.|[*/%^=<>|])
+    | (?P<op>=~|<>|!=|<=|>=|\+=|\.\.|[*/%^=<>])
     | (?P<other>.)
     )?""", re.VERBOSE | re.DOTALL)
 
-#: Words that end the operand of a pending unary operator (they separate expressions).
-_SEPARATORS = frozenset("""AND OR XOR WHEN THEN ELSE AS WHERE RETURN WITH MATCH OPTIONAL UNWIND
+#: Words that end the operands of pending unary operators (they separate expressions).
+_SEPARATORS = frozenset("""WHEN THEN ELSE AS WHERE RETURN WITH MATCH OPTIONAL UNWIND
     CREATE MERGE SET DELETE DETACH REMOVE CALL YIELD UNION FOREACH ORDER SKIP LIMIT ON LOAD
     USE DISTINCT BY""".split())
 _BINARY_WORDS = frozenset("AND OR XOR IN CONTAINS STARTS ENDS IS".split())
@@ -68,15 +68,6 @@ _OPERAND_EXPECTED = _SEPARATORS | _BINARY_WORDS | {"NOT", "CASE"}
 _LEXEME = re.compile(r"""'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?|//[^\n]*|/\*.*?(?:\*/|$)""", re.S)
 _ARGUMENT = r"\s*+(-?\s*+\d++|\$\w++)\s*+"
 _RANGE = re.compile(rf"range\s*+\({_ARGUMENT},{_ARGUMENT}(?:,{_ARGUMENT})?\)", re.IGNORECASE)
-
-
-@dataclass(slots=True)
-class _Frame:
-    """One open bracket or CASE while scanning."""
-
-    kind: str
-    unary: int = 0          # unary operators waiting for their operand in this frame
-    entries: int = 0        # commas seen directly inside (map entries, list elements)
 
 
 def check_query(query: str, params: dict[str, Any] | None = None) -> None:
@@ -113,95 +104,163 @@ def check_map_size(value: dict, name: str) -> None:
 _LONG_QUERY_CHARS = 65_536
 
 
+@dataclass(slots=True)
+class _Frame:
+    """One open bracket or CASE, and the unary operators waiting inside it for their operand."""
+
+    kind: str
+    signs: int = 0          # `-`/`+`: their operand ends at the next binary operator
+    nots: int = 0           # NOT: its operand (a comparison) ends at AND/OR/XOR or a separator
+    commas: int = 0
+
+
+class _Scan:
+    """The counters of one pass over a query's tokens; each method returns a problem or None.
+
+    `depth` is what FalkorDB's parse time doubles with: open brackets and CASEs, plus the
+    unary operators whose operand has not ended yet.
+    """
+
+    def __init__(self) -> None:
+        self.stack = [_Frame("")]
+        self.depth = self.operators = self.clauses = self.parts = 0
+        self.match_height = -1                # stack height of the MATCH whose commas are patterns
+        self.operand_expected = True          # a `-`/`+` here is a sign
+
+    def open(self, kind: str) -> str | None:
+        self.stack.append(_Frame(kind))
+        self.depth += 1
+        return self._nesting()
+
+    def close(self, kind: str) -> None:
+        """A closing bracket (it also closes a CASE left open inside), or END."""
+        while len(self.stack) > 1:
+            frame = self.stack.pop()
+            self.depth -= 1 + frame.signs + frame.nots
+            if frame.kind != "CASE" or kind == "END":
+                return
+
+    def unary(self, count: int, *, sign: bool) -> str | None:
+        frame = self.stack[-1]
+        if sign:
+            frame.signs += count
+        else:
+            frame.nots += count
+        self.depth += count
+        return self._nesting()
+
+    def binary(self, *, ends_not: bool = False) -> str | None:
+        """A binary operator: the operands of pending signs (and of NOTs, for AND/OR/XOR) end."""
+        self.end_operands(ends_not=ends_not)
+        self.operators += 1
+        if self.operators > MAX_OPERATORS:
+            return (f"The query has more than {MAX_OPERATORS:,} operators; the embedded FalkorDB "
+                    "cannot parse that many. Pass long lists as parameters (x IN $values) "
+                    "instead of chains like x = 1 OR x = 2 OR ...")
+        return None
+
+    def end_operands(self, *, ends_not: bool = True) -> None:
+        frame = self.stack[-1]
+        self.depth -= frame.signs + (frame.nots if ends_not else 0)
+        frame.signs = 0
+        if ends_not:
+            frame.nots = 0
+
+    def comma(self) -> str | None:
+        self.end_operands()
+        frame = self.stack[-1]
+        frame.commas += 1
+        if frame.kind == "{" and frame.commas >= MAX_MAP_ENTRIES:
+            return (f"A map in the query has more than {MAX_MAP_ENTRIES:,} entries; the embedded "
+                    "FalkorDB builds maps in quadratic time. Pass it as a list parameter and "
+                    "UNWIND it.")
+        if len(self.stack) == self.match_height:
+            return self._part()
+        return None
+
+    def clause(self, word: str) -> str | None:
+        self.end_operands()
+        self.clauses += 1
+        self.match_height = len(self.stack) if word == "MATCH" else -1
+        if self.clauses > MAX_CLAUSES:
+            return (f"The query has more than {MAX_CLAUSES:,} clauses; the embedded FalkorDB "
+                    "cannot plan that many. Split it into several queries.")
+        return self._part() if word in ("MATCH", "UNWIND") else None
+
+    def _part(self) -> str | None:
+        self.parts += 1
+        if self.parts > MAX_READING_PARTS:
+            return (f"The query has more than {MAX_READING_PARTS} MATCH, OPTIONAL MATCH or UNWIND "
+                    "clauses and comma-separated patterns; the embedded FalkorDB's planning time "
+                    "grows with their cube. Split the query, or UNWIND a list parameter.")
+        return None
+
+    def _nesting(self) -> str | None:
+        if self.depth > MAX_NESTING:
+            return (f"The query nests expressions more than {MAX_NESTING} levels deep (brackets, "
+                    f"CASE and unary NOT/-/+ each count); the embedded FalkorDB accepts at most "
+                    f"{MAX_NESTING}: its parse time doubles with every level. Pass deeply nested "
+                    "values as parameters, or compute them with fewer levels.")
+        return None
+
+
 @lru_cache(maxsize=256)
 def _scan(query: str) -> str | None:
-    """What is wrong with `query` for FalkorDB, or None. One pass over the tokens."""
-    stack = [_Frame("")]
-    depth = operators = clauses = parts = 0
-    match_frame = -1              # stack height of the MATCH whose pattern commas are counted
-    operand_expected = True       # the next `-`/`+` is a sign
-    prev_dot = False              # the previous token was `.` or `:` (the word is a name)
+    """What is wrong with `query` for FalkorDB, or None: one pass over its tokens."""
+    scan = _Scan()
+    name_next = False               # after `.` or a label's `:` a word is a name, not a keyword
     prev_word = ""
     for token in _TOKENS.finditer(query):
         kind = token.lastgroup
         if kind is None or kind == "comment":
             continue
         text = token.group(kind)
-        frame = stack[-1]
-        word = text.upper() if kind == "word" else ""
-        if word and not prev_dot:
-            if word == "NOT" and prev_word == "IS" or word == "WITH" and prev_word in ("STARTS", "ENDS"):
-                pass                                  # IS NOT NULL, STARTS WITH: one operator
-            elif word == "NOT":
-                frame.unary += 1
-                depth += 1
-            elif word == "CASE":
-                stack.append(_Frame("CASE"))
-                depth += 1
-            elif word == "END" and frame.kind == "CASE":
-                depth -= 1 + frame.unary
-                stack.pop()
-            elif word in _SEPARATORS or word in _BINARY_WORDS:
-                depth -= frame.unary
-                frame.unary = 0
-                operators += word in _BINARY_WORDS
-                if word in _CLAUSES:
-                    clauses += 1
-                    match_frame = len(stack) if word == "MATCH" else -1
-                    parts += word in ("MATCH", "UNWIND")
-            operand_expected = word in _OPERAND_EXPECTED
+        word = text.upper() if kind == "word" and not name_next else ""
+        problem = None
+        if word:
+            problem = _word(scan, word, prev_word)
+            scan.operand_expected = word in _OPERAND_EXPECTED
         elif kind == "open":
-            stack.append(_Frame(text))
-            depth += 1
-            operand_expected = True
+            problem = scan.open(text)
+            scan.operand_expected = True
         elif kind == "close":
-            if len(stack) > 1:
-                closed = stack.pop()
-                depth -= 1 + closed.unary
-                while closed.kind == "CASE" and len(stack) > 1:   # an unterminated CASE inside
-                    closed = stack.pop()
-                    depth -= 1 + closed.unary
-            operand_expected = False
-        elif kind == "sign" and operand_expected:      # `- - x`, `--x`: each one a level
-            frame.unary += len(text)
-            depth += len(text)
-        elif kind in ("sign", "op", "arrow", "comma"):
-            depth -= frame.unary
-            frame.unary = 0
-            operand_expected = True
-            if kind == "comma":
-                frame.entries += 1
-                if frame.kind == "{" and frame.entries >= MAX_MAP_ENTRIES:
-                    return (f"A map in the query has more than {MAX_MAP_ENTRIES:,} entries; the "
-                            "embedded FalkorDB builds maps in quadratic time. Pass it as a list "
-                            "parameter and UNWIND it.")
-                if len(stack) == match_frame:
-                    parts += 1
-            else:
-                operators += 1
-            if kind == "sign" and len(text) > 1:      # `a --b` is a minus then signs
-                frame.unary += len(text) - 1
-                depth += len(text) - 1
+            scan.close(text)
+            scan.operand_expected = False
+        elif kind == "sign" and scan.operand_expected:          # `- - x`, `--x`: a level each
+            problem = scan.unary(len(text), sign=True)
+        elif kind in ("sign", "op", "arrow"):
+            problem = scan.binary()
+            if kind == "sign" and len(text) > 1:                # `a --b`: a minus, then a sign
+                problem = problem or scan.unary(len(text) - 1, sign=True)
+            scan.operand_expected = True
+        elif kind == "comma" or text in ("|", ";"):
+            problem = scan.comma() if kind == "comma" else scan.end_operands()
+            scan.operand_expected = True
         else:
-            operand_expected = kind == "other"
-        prev_dot = kind == "other" and text in ".:"
+            scan.operand_expected = kind == "other"
+        if problem:
+            return problem
+        name_next = text == "." or text == ":" and scan.stack[-1].kind != "{"   # `{a: NOT x}`
         prev_word = word
-        if depth > MAX_NESTING:
-            return (f"The query nests expressions more than {MAX_NESTING} levels deep (brackets, "
-                    f"CASE and unary NOT/-/+ each count); the embedded FalkorDB accepts at most "
-                    f"{MAX_NESTING}: its parse time doubles with every level. Pass deeply nested "
-                    "values as parameters, or compute them with fewer levels.")
-        if operators > MAX_OPERATORS:
-            return (f"The query has more than {MAX_OPERATORS:,} operators; the embedded FalkorDB "
-                    "cannot parse that many. Pass long lists as parameters (x IN $values) "
-                    "instead of chains like x = 1 OR x = 2 OR ...")
-        if clauses > MAX_CLAUSES:
-            return (f"The query has more than {MAX_CLAUSES:,} clauses; the embedded FalkorDB "
-                    "cannot plan that many. Split it into several queries.")
-        if parts > MAX_READING_PARTS:
-            return (f"The query has more than {MAX_READING_PARTS} MATCH, OPTIONAL MATCH or UNWIND "
-                    "clauses and comma-separated patterns; the embedded FalkorDB's planning time "
-                    "grows with their cube. Split the query, or UNWIND a list parameter.")
+    return None
+
+
+def _word(scan: _Scan, word: str, prev_word: str) -> str | None:
+    if word == "NOT" and prev_word == "IS" or word == "WITH" and prev_word in ("STARTS", "ENDS"):
+        return None                                   # IS NOT NULL, STARTS WITH: one operator
+    if word == "NOT":
+        return scan.unary(1, sign=False)
+    if word == "CASE":
+        return scan.open("CASE")
+    if word == "END" and scan.stack[-1].kind == "CASE":
+        scan.close("END")
+        return None
+    if word in _BINARY_WORDS:
+        return scan.binary(ends_not=word in ("AND", "OR", "XOR"))
+    if word in _CLAUSES:
+        return scan.clause(word)
+    if word in _SEPARATORS:
+        scan.end_operands()
     return None
 
 
