@@ -42,8 +42,8 @@ MAX_RANGE = 10_000_000
 
 _TOKENS = re.compile(r"""          # possessive whitespace and an optional token: never backtracks
     \s*+(?:
-      (?P<string>'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?)
-    | (?P<comment>//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/)?)
+      (?P<string>'[^'\\]*+(?:\\.[^'\\]*+)*+'?|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|`[^`]*+`?)
+    | (?P<comment>//[^\n]*+|/\*[^*]*+(?:\*(?!/)[^*]*+)*+(?:\*/)?)
     | (?P<param>\$\s*+(?:\w++|`[^`]*+`?))
     | (?P<word>[^\W\d]\w*)
     | (?P<number>\d[\w.]*)
@@ -65,7 +65,9 @@ _CLAUSES = frozenset("""MATCH UNWIND WITH RETURN CREATE MERGE SET DELETE REMOVE 
     LOAD""".split())
 #: Words after which `-`/`+` is a sign, not a subtraction.
 _OPERAND_EXPECTED = _SEPARATORS | _BINARY_WORDS | {"NOT", "CASE"}
-_LEXEME = re.compile(r"""'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?|//[^\n]*|/\*.*?(?:\*/|$)""", re.S)
+#: Strings (the unrolled form: a C loop per run of plain characters), quoted names, comments.
+_LEXEME = re.compile(r"""'[^'\\]*+(?:\\.[^'\\]*+)*+'?|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|`[^`]*+`?"""
+                     r"""|//[^\n]*+|/\*.*?(?:\*/|$)""", re.S)
 _ARGUMENT = r"\s*+(-?\s*+\d++|\$\w++)\s*+"
 _RANGE = re.compile(rf"range\s*+\({_ARGUMENT},{_ARGUMENT}(?:,{_ARGUMENT})?\)", re.IGNORECASE)
 

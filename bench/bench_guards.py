@@ -1,0 +1,55 @@
+"""Hostile-input guards: the FalkorDB guard scan and the planner's trigger scan are linear.
+
+For each hostile shape, the time at 100k and at 1M characters: a linear scan grows 10x. The
+baseline is the old CREATE trigger regex (`create\\b[^;]*?[(\\[][^)\\]]*\\$`), which was quadratic.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from extensions import dialect
+from proxy.backends.falkordb_guards import _scan
+
+OLD_CREATE_TRIGGER = re.compile(r"create\b[^;]*?[(\[][^)\]]*\$")
+
+SHAPES = {
+    "create + brackets": lambda n: "create " + "(" * n,
+    "list literal": lambda n: "RETURN [" + ",".join(["1"] * (n // 2)) + "]",
+    "words": lambda n: "RETURN " + " ".join(["abc"] * (n // 4)),
+    "string literal": lambda n: "RETURN '" + "a" * n + "'",
+    "spaces after (": lambda n: "create (" + " " * n + "x",
+    "nested NOT (refused early)": lambda n: "RETURN " + "NOT " * (n // 4) + "true",
+}
+
+
+def _seconds(fn) -> float:
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    pairs = dialect.triggers(["ts_avg", "distance"], True)
+    print(f"{'shape':28} {'guard 100k':>11} {'guard 1M':>10} {'ratio':>6} {'trigger 100k':>13} "
+          f"{'trigger 1M':>11} {'ratio':>6}")
+    for name, make in SHAPES.items():
+        small, big = make(100_000), make(1_000_000)
+        guard = [_seconds(lambda q=q: _scan.__wrapped__(q)) for q in (small, big)]
+        trigger = [_seconds(lambda q=q: dialect.triggered(q, pairs)) for q in (small, big)]
+        print(f"{name:28} {guard[0] * 1e3:9.2f}ms {guard[1] * 1e3:8.1f}ms {guard[1] / guard[0]:6.1f} "
+              f"{trigger[0] * 1e3:11.2f}ms {trigger[1] * 1e3:9.1f}ms {trigger[1] / trigger[0]:6.1f}")
+    for n in (5_000, 20_000):
+        text = "create " + "(" * n
+        old = _seconds(lambda: OLD_CREATE_TRIGGER.search(text))
+        new = _seconds(lambda: dialect.triggered(text, pairs))
+        print(f"baseline: old CREATE trigger regex on {n:,} brackets {old * 1e3:8.1f} ms; "
+              f"now {new * 1e3:.2f} ms ({old / new:,.0f}x)")
+
+
+if __name__ == "__main__":
+    main()
