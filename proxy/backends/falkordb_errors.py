@@ -24,6 +24,8 @@ SEMANTIC = "Neo.ClientError.Statement.SemanticError"
 TYPE = "Neo.ClientError.Statement.TypeError"
 ARGUMENT = "Neo.ClientError.Statement.ArgumentError"
 ARITHMETIC = "Neo.ClientError.Statement.ArithmeticError"
+ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+EXTERNAL = "Neo.ClientError.Statement.ExternalResourceFailed"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 PARAMETER_MISSING = "Neo.ClientError.Statement.ParameterMissing"
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
@@ -79,6 +81,10 @@ RULES: tuple[Rule, ...] = (
           lambda m: f"Invalid input '{m[1]}' is not a valid argument{m[2]}"),
     _rule(r"Invalid input", SYNTAX),
     _rule(r"'(.*)' not defined$", SYNTAX, lambda m: f"Variable `{m[1]}` not defined"),
+    _rule(r"Attempted to access variable before it has been defined", SYNTAX,
+          lambda m: "A variable is used before it is defined"),
+    _rule(r"undefined function: '(.*)'", SYNTAX,
+          lambda m: f"Unknown function '{m[1]}' (this function is not available in FalkorDB)"),
     _rule(r"Unknown function '(.*)'", SYNTAX,
           lambda m: f"Unknown function '{m[1]}' (this function is not available in FalkorDB)"),
     _rule(r"Integer overflow '(.*)'", SYNTAX, lambda m: f"integer is too large: {_quoted(m[1])}"),
@@ -107,10 +113,12 @@ RULES: tuple[Rule, ...] = (
           r"shortestPath (?:requires|does not support)|allShortestPaths\(\.\.\.\) does not|"
           r"A shortestPath requires|Node filters may not|No eval expression given|"
           r"Invalid constraint command|Expected boolean predicate|Filter predicate did not|"
-          r"Empty filter condition)", SYNTAX),
+          r"Empty filter condition|ORDER BY cannot reference variables|failed to map aggregation "
+          r"expression within ORDER BY)", SYNTAX),
     # -- valid Cypher FalkorDB does not implement
     _rule(r"(?:FalkorDB (?:does not currently support|currently only supports|support )|"
-          r"Unable to resolve filtered alias|Encountered unsupported query type|"
+          r"Unable to resolve filtered alias|Encountered unsupported query type|Source and "
+          r"destination must already be resolved|"
           r"Please use GRAPH\.|.* is not supported$)", UNSUPPORTED,
           lambda m: f"{m.string} (a limit of the embedded FalkorDB; Neo4j accepts this query)"),
     _rule(r"Cannot merge node using null property value", SEMANTIC,
@@ -119,14 +127,19 @@ RULES: tuple[Rule, ...] = (
     # -- values of the wrong type or out of range
     _rule(r"(?:Type mismatch|Failed to parse|Property values can only be of primitive types|"
           r"Delete type mismatch|DELETE can only be called on|REMOVE operates on|"
-          r"Cannot merge a map with a non-map value|vectorf\d+ expects|Encountered unhandled type)",
-          TYPE),
+          r"Cannot merge a map with a non-map value|vectorf\d+ expects|Encountered unhandled type|"
+          r"Update error: alias '.*' did not resolve to a graph entity)", TYPE),
     _rule(r"ArgumentError: (.*)", ARGUMENT, lambda m: m[1]),
     _rule(r"(?:.* must be a non-negative integer|"
           r"(?:LIMIT|SKIP) specified value of invalid type|.* operates only on non-negative|"
           r"Invalid regex|Vector dimension mismatch|Did not find '.*' value in point map|"
           r"Maximum number of hops must be|sourceNode|relDirection values|Invalid arguments for "
           r"function|Invalid value|Invalid Date|Invalid UTF-?8 string|String overflow|"
+          r"datetime components map contains|unknown (?:date|datetime|duration|time) component|"
+          r"[\w/]+ cannot be specified with|(?:year|hour) must be specified|(?:latitude|longitude) "
+          r"should be within|'latitude' and 'longitude' values|A point map should have|"
+          r"map expects even number|Invalid vector index configuration|Index configuration error|"
+          r"invlaid index configuration|Can not override index configuration|"
           r".* must be .*|.* is missing$)", ARGUMENT),
     _rule(r"(?:BigInt )?[Dd]ivision by zero", ARITHMETIC, lambda m: "/ by zero"),
     _rule(r"Missing parameters|Duplicated parameter", PARAMETER_MISSING,
@@ -139,8 +152,15 @@ RULES: tuple[Rule, ...] = (
                     "instance. Please ensure you've spelled the procedure name correctly and that "
                     "the procedure is properly deployed."),
     _rule(r"Invalid arguments for procedure|Invalid number of arguments for|Minimum number of "
-          r"arguments is|Label argument can be|Field argument must be|RediSearch: ",
+          r"arguments is|Label argument can be|Field argument must be|RediSearch: |"
+          r"(?:betweenness|labelPropagation|msf|wcc) configuration|invalid (?:argument to algo|"
+          r"(?:betweenness|labelPropagation|msf|wcc) configuration)|algo\.\w+ expects",
           PROCEDURE_FAILED),
+    # -- LOAD CSV
+    _rule(r"(?:CSV |csv reader error|Error opening CSV URI|URI to CSV must be|Unsupported URI|"
+          r"Failed reading CSV header|Error downloading file)", EXTERNAL),
+    _rule(r"Failed to create relationship; endpoint was not found", ENTITY_NOT_FOUND,
+          lambda m: "Failed to create the relationship: one of its nodes was deleted in this query."),
     # -- schema
     _rule(r"(?:mandatory|unique) constraint violation", CONSTRAINT_FAILED),
     _rule(r"(?:Attribute '.*' is already indexed|Index already exists|Constraint already exists)",
@@ -155,7 +175,7 @@ RULES: tuple[Rule, ...] = (
     _rule(r"Query's mem consumption exceeded capacity", OUT_OF_MEMORY,
           lambda m: "The query used more memory than the embedded FalkorDB allows one query "
                     "(QUERY_MEM_CAPACITY, 1 GiB). Add a LIMIT, or aggregate in the query."),
-    _rule(r"Max pending queries exceeded", BUSY,
+    _rule(r"Max pending queries exceeded|Write queue is full", BUSY,
           lambda m: "The embedded FalkorDB is busy (too many queries waiting); retry shortly."),
 )
 

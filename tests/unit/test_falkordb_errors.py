@@ -3,6 +3,9 @@
 The same families are produced by real queries in tests/integration/test_falkordb_errors.py.
 """
 
+import re
+from pathlib import Path
+
 import pytest
 
 from proxy.backends.falkordb_errors import MAX_MESSAGE, MAX_QUOTED, RULES, error_from_reply
@@ -58,3 +61,19 @@ def test_echoed_literals_and_unknown_messages_are_cut_short():
 
 def test_every_rule_is_a_client_or_transient_error():
     assert all(rule.code.startswith(("Neo.ClientError.", "Neo.TransientError.")) for rule in RULES)
+
+
+FALKORDB_MESSAGES = Path(__file__).with_name("data") / "falkordb_client_errors.txt"
+
+
+def _filled(template: str) -> str:
+    """A FalkorDB format string with sample values in its placeholders."""
+    return re.sub(r"%(?:\.\*s|zu|u|d|f|s)", lambda m: {"%f": "2.000000", "%d": "1", "%u": "1", "%zu": "1"}
+                  .get(m.group(), "x"), template).replace("\\n", "")
+
+
+def test_every_client_mistake_falkordb_reports_gets_a_neo4j_client_code():
+    templates = [line for line in FALKORDB_MESSAGES.read_text().splitlines() if line and not line.startswith("#")]
+    assert len(templates) > 150
+    unmapped = [t for t in templates if error_from_reply(_filled(t)).code.startswith("Neo.DatabaseError")]
+    assert not unmapped

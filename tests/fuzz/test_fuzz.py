@@ -1,0 +1,174 @@
+"""Fuzz the real server: mutated Cypher with odd parameters through the driver, and raw Bolt
+byte streams through a socket. Every input must get an answer (a result, a Neo4j ClientError or
+TransientError, or for broken Bolt a FAILURE or a closed connection) within 10 s, and the
+server must keep serving. The report (pytest's summary) counts crashes, hangs and unexpected
+errors; all must be 0. `FUZZ_LONG=1` runs the long form.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
+import neo4j
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from neo4j.exceptions import DriverError, Neo4jError
+
+from proxy.bolt.chunking import chunk
+from proxy.packstream import Packer
+from tests.fuzz.report import HANG_SECONDS, LONG, Report
+from tests.fuzz.strategies import AUTH, HANDSHAKES, PARAMETERS, bolt_messages, mutated_queries
+from tests.harness import PASSWORD, USER
+
+CYPHER_EXAMPLES = 20_000 if LONG else 400
+BOLT_EXAMPLES = 5_000 if LONG else 150
+QUERY_TIMEOUT = 5.0          # what the fuzzer asks for; the server must answer well inside 10 s
+FUZZ_SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+
+class CypherClient:
+    """Runs one query at a time through the driver, giving up after HANG_SECONDS."""
+
+    def __init__(self, proxy):
+        self.proxy = proxy
+        self.pool = ThreadPoolExecutor(1)
+        self.driver = self._driver()
+
+    def _driver(self):
+        return neo4j.GraphDatabase.driver(self.proxy.uri, auth=(USER, PASSWORD), max_transaction_retry_time=0)
+
+    def run(self, query: str, params: dict) -> tuple[str, str]:
+        future = self.pool.submit(self._run, query, params)
+        try:
+            return future.result(HANG_SECONDS)
+        except FutureTimeout:
+            stuck, self.driver = self.driver, self._driver()
+            stuck.close()                           # unblocks the worker thread's socket
+            self.pool = ThreadPoolExecutor(1)
+            return "hang", f"no answer in {HANG_SECONDS:g} s"
+
+    def _run(self, query: str, params: dict) -> tuple[str, str]:
+        try:
+            with self.driver.session() as session:
+                result = session.run(neo4j.Query(query, timeout=QUERY_TIMEOUT), params)
+                result.fetch(100)
+                result.consume()
+            return "ok", ""
+        except Neo4jError as exc:
+            if (exc.code or "").startswith("Neo.DatabaseError"):
+                return "unexpected", f"{exc.code}: {exc.message}"
+            return exc.code or "no code", ""
+        except DriverError as exc:
+            return self._dropped(exc)
+        except (ValueError, TypeError, OverflowError) as exc:
+            return "refused by the driver", str(exc)
+
+    def _dropped(self, exc: Exception) -> tuple[str, str]:
+        """The connection ended without an answer: a crash if the server stopped serving."""
+        if not self.serving():
+            return "crash", f"{type(exc).__name__}: {exc}"
+        return "unexpected", f"connection dropped: {type(exc).__name__}: {exc}"
+
+    def serving(self) -> bool:
+        if self.proxy._proc.poll() is not None:
+            return False
+        try:
+            with neo4j.GraphDatabase.driver(self.proxy.uri, auth=(USER, PASSWORD)) as driver:
+                return driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
+        except Exception:
+            return False
+
+    def close(self) -> None:
+        self.driver.close()
+        self.pool.shutdown(wait=False)
+
+
+def _tracebacks(proxy, since: int) -> list[str]:
+    return [line for line in proxy.output[since:] if "Traceback" in line]
+
+
+def test_fuzz_cypher(fuzz_proxy):
+    report = Report("cypher (mutated TCK/demo queries x odd parameters)")
+    since = len(fuzz_proxy.output)
+    client = CypherClient(fuzz_proxy)
+    count = 0
+
+    @settings(max_examples=CYPHER_EXAMPLES, **FUZZ_SETTINGS)
+    @given(query=mutated_queries(), params=PARAMETERS)
+    def run(query, params):
+        nonlocal count
+        outcome, detail = client.run(query, params)
+        report.record(outcome, detail, query)
+        count += 1
+        if count % 100 == 0:
+            client.run("MATCH (n) DETACH DELETE n", {})
+
+    try:
+        run()
+        if not client.serving():
+            report.record("crash", "not serving after the run")
+    finally:
+        client.close()
+    for line in _tracebacks(fuzz_proxy, since):
+        report.record("unexpected", "traceback in the proxy log", line)
+    assert report.bad() == 0, report.summary()
+
+
+def _exchange(address: tuple[str, int], stream: bytes) -> tuple[str, bytes]:
+    """Send `stream`, end our side, read until the server closes; the outcome and the reply."""
+    try:
+        sock = socket.create_connection(address, timeout=HANG_SECONDS)
+    except OSError as exc:
+        return "crash", str(exc).encode()
+    reply = b""
+    with sock:
+        try:
+            sock.sendall(stream)
+            time.sleep(0.02)                         # let it answer before it sees our end
+            sock.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + HANG_SECONDS
+            while data := sock.recv(65536):
+                reply += data
+                if time.monotonic() > deadline:
+                    return "hang", reply
+        except socket.timeout:
+            return "hang", reply
+        except OSError:
+            return "closed", reply                   # reset: it closed while we were sending
+    if b"Neo.DatabaseError" in reply:
+        return "unexpected", reply
+    return ("failure then closed" if b"Neo.ClientError" in reply else "closed"), reply
+
+
+def test_fuzz_bolt(fuzz_proxy):
+    report = Report("bolt (handshakes x message streams)")
+    since = len(fuzz_proxy.output)
+    host, port = fuzz_proxy.uri.removeprefix("bolt://").rsplit(":", 1)
+    login = chunk(Packer((5, 4)).pack_message(0x01, [{"user_agent": "fuzz/1"}])) + \
+        chunk(Packer((5, 4)).pack_message(0x6A, [AUTH]))
+    client = CypherClient(fuzz_proxy)
+    count = 0
+
+    @settings(max_examples=BOLT_EXAMPLES, **FUZZ_SETTINGS)
+    @given(handshake=HANDSHAKES, logged_in=st.booleans(), messages=st.lists(bolt_messages(), max_size=8))
+    def run(handshake, logged_in, messages):
+        nonlocal count
+        stream = handshake + (login if logged_in else b"") + b"".join(messages)
+        outcome, reply = _exchange((host, int(port)), stream)
+        report.record(outcome, reply[:200].hex(), stream[:300].hex())
+        count += 1
+        if count % 25 == 0 and not client.serving():
+            report.record("crash", "not serving", stream[:300].hex())
+
+    try:
+        run()
+        if not client.serving():
+            report.record("crash", "not serving after the run")
+    finally:
+        client.close()
+    for line in _tracebacks(fuzz_proxy, since):
+        report.record("unexpected", "traceback in the proxy log", line)
+    assert report.bad() == 0, report.summary()
