@@ -129,6 +129,9 @@ RULES: tuple[Rule, ...] = (
           r"Delete type mismatch|DELETE can only be called on|REMOVE operates on|"
           r"Cannot merge a map with a non-map value|vectorf\d+ expects|Encountered unhandled type|"
           r"Update error: alias '.*' did not resolve to a graph entity)", TYPE),
+    _rule(r"encountered unexpected type (?:in Record; expected (\w+)|when trying to retrieve graph "
+          r"entity)", TYPE, lambda m: f"Type mismatch: expected {m[1] or 'a node or relationship'} "
+                                      f"(FalkorDB: {m.string})"),
     _rule(r"ArgumentError: (.*)", ARGUMENT, lambda m: m[1]),
     _rule(r"(?:.* must be a non-negative integer|"
           r"(?:LIMIT|SKIP) specified value of invalid type|.* operates only on non-negative|"
