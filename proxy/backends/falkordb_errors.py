@@ -81,6 +81,9 @@ RULES: tuple[Rule, ...] = (
           lambda m: f"Invalid input '{m[1]}' is not a valid argument{m[2]}"),
     _rule(r"Invalid input", SYNTAX),
     _rule(r"'(.*)' not defined$", SYNTAX, lambda m: f"Variable `{m[1]}` not defined"),
+    _rule(r"_AR_EXP_UpdateEntityIdx: .* alias (\S+)", SYNTAX,
+          lambda m: f"Variable `{m[1]}` not defined here (it is used in its own definition, or "
+                    "outside the scope that defines it)"),
     _rule(r"Attempted to access variable before it has been defined", SYNTAX,
           lambda m: "A variable is used before it is defined"),
     _rule(r"undefined function: '(.*)'", SYNTAX,

@@ -24,8 +24,8 @@ from tests.fuzz.report import HANG_SECONDS, LONG, Report
 from tests.fuzz.strategies import AUTH, HANDSHAKES, PARAMETERS, bolt_messages, mutated_queries
 from tests.harness import PASSWORD, USER
 
-CYPHER_EXAMPLES = 20_000 if LONG else 1_500
-BOLT_EXAMPLES = 5_000 if LONG else 400
+CYPHER_EXAMPLES = 20_000 if LONG else 1_200
+BOLT_EXAMPLES = 5_000 if LONG else 300
 QUERY_TIMEOUT = 5.0          # what the fuzzer asks for; the server must answer well inside 10 s
 FUZZ_SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 pytestmark = pytest.mark.timeout(0 if LONG else 600)
