@@ -9,6 +9,7 @@ import time
 import neo4j
 from falkordb import FalkorDB
 
+from proxy.backends.falkordb_pair import primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess
 
 STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s"
@@ -30,7 +31,8 @@ def _row(name: str, proxy_s: float, direct_s: float, unit: str, scale: float) ->
 
 def main() -> None:
     with ProxyProcess() as proc:
-        graph = FalkorDB(unix_socket_path=str(proc.data_dir / "falkordb" / "falkordb.sock")).select_graph("neo4j")
+        socket_path, password = primary_address(proc.data_dir / "falkordb")
+        graph = FalkorDB(unix_socket_path=str(socket_path), password=password).select_graph("neo4j")
         with neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver, driver.session() as session:
             def proxy_one():
                 session.run("RETURN 1").consume()

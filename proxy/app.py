@@ -22,7 +22,8 @@ def create_backend(config: Config) -> Backend:
         from proxy.backends.neo4j import Neo4jBackend
         return Neo4jBackend(config.upstream)
     from proxy.backends.falkordb import FalkorDBBackend
-    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password)
+    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password,
+                           idle_timeout=config.tx_idle_timeout or None)
 
 
 def create_planner(config: Config, backend: Backend) -> Planner:
@@ -59,6 +60,7 @@ async def _load_demo(config: Config, backend: Backend) -> None:
         await result.consume()
 
     counts = await load_demo(run, default_root(config.data_dir), progress=lambda line: log.info("%s", line))
+    await backend.compact()          # e.g. a compact append-only file: the next start is quick
     marker.write_text(f"{counts}\n")
 
 

@@ -52,6 +52,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PEM private key for --tls-cert")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--tx-idle-timeout", type=float, metavar="SECONDS",
+                        default=float(_env("TX_IDLE_TIMEOUT", str(defaults.tx_idle_timeout))),
+                        help="roll back an explicit transaction idle this long (embedded database; "
+                             "default 60, 0 = never)")
 
 
 def _optional_path(value: str | None) -> Path | None:
@@ -68,7 +72,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
-        log_level=args.log_level,
+        log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout,
     )
 
 

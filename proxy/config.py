@@ -20,3 +20,6 @@ class Config:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
+    #: Seconds an explicit transaction may sit idle before it is rolled back (0: never); on the
+    #: embedded database a writing transaction blocks every other writer while it is open.
+    tx_idle_timeout: float = 60.0
