@@ -23,6 +23,8 @@ NEO4J6_PATH = REPO / ".cache" / "neo4j6"
 USER, PASSWORD = "neo4j", "password"
 #: Environment switch for tests/conftest.py: serve the tests through a Neo4j-backend proxy.
 THROUGH_NEO4J_BACKEND = "THROUGH_NEO4J_BACKEND"
+#: Environment switch for tests/conftest.py: the `driver` fixture speaks the Query API (http://).
+DRIVER_OVER_HTTP = "DRIVER_OVER_HTTP"
 
 
 def free_port() -> int:

@@ -32,17 +32,27 @@ def too_large(size: int | None = None) -> CypherError:
                        "Send large data in several requests, or pass it as smaller parameters.")
 
 
+class HttpError(Exception):
+    """An error answered with a fixed HTTP status (401 for authentication, 413, 406 ...)."""
+
+    def __init__(self, status: int, error: CypherError):
+        super().__init__(error.message)
+        self.status = status
+        self.error = error
+
+
 async def read_json(request: web.Request) -> Any:
-    """The request's JSON body (None when empty); raises CypherError on a bad body."""
+    """The request's JSON body (None when empty); raises CypherError on a bad body and
+    HttpError 413 on one over `MAX_BODY`."""
     if request.content_length is not None and request.content_length > MAX_BODY:
-        raise too_large(request.content_length)
+        raise HttpError(413, too_large(request.content_length))
     try:
         raw = await asyncio.wait_for(request.read(), BODY_TIMEOUT)
     except asyncio.TimeoutError:
         raise CypherError("Neo.ClientError.Request.Invalid",
                           f"The request body did not arrive within {BODY_TIMEOUT:g} s.") from None
     except web.HTTPRequestEntityTooLarge:
-        raise too_large() from None
+        raise HttpError(413, too_large()) from None
     if not raw.strip():
         return None
     try:
@@ -135,15 +145,6 @@ async def consume_quietly(result: Any) -> None:
         await result.consume()
     except Exception:
         pass
-
-
-class HttpError(Exception):
-    """An error answered with a fixed HTTP status (401 for authentication, 413, 406 ...)."""
-
-    def __init__(self, status: int, error: CypherError):
-        super().__init__(error.message)
-        self.status = status
-        self.error = error
 
 
 #: Neo4j status codes answered with something other than the classification's status.
