@@ -26,6 +26,13 @@ def proxy():
 
 
 @pytest.fixture(scope="session")
+def demo():
+    """A proxy serving the Sodir demo graph (`cypher-proxy demo`), shared by the tests that read it."""
+    with ProxyProcess(command="demo") as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
 def driver(proxy):
     """A driver for `proxy`; with DRIVER_OVER_HTTP=1 the neo4j 6.x driver over the Query API
     (http://, which needs the database named: it resolves no home database)."""

@@ -14,10 +14,11 @@ from typing import Any
 
 from aiohttp import web
 
+from proxy.bolt.chunking import MAX_MESSAGE_SIZE
 from proxy.errors import CypherError
 from proxy.http.json_values import dumps, invalid_format
 
-MAX_BODY = 64 * 1024 * 1024      # bytes; the same bound as one Bolt message
+MAX_BODY = MAX_MESSAGE_SIZE       # bytes: the same bound as one Bolt message
 BODY_TIMEOUT = 30.0              # seconds a client may take to send its request body
 STREAM_THRESHOLD = 256 * 1024    # bytes buffered before a response starts streaming
 
@@ -25,10 +26,10 @@ JSON = "application/json"
 TYPED_JSON = "application/vnd.neo4j.query"
 
 
-def too_large(size: int | None = None) -> CypherError:
+def too_large(limit: int, size: int | None = None) -> CypherError:
     got = f" ({size} bytes)" if size else ""
     return CypherError("Neo.ClientError.Request.Invalid",
-                       f"The request body{got} exceeds the limit of {MAX_BODY} bytes. "
+                       f"The request body{got} exceeds the limit of {limit} bytes. "
                        "Send large data in several requests, or pass it as smaller parameters.")
 
 
@@ -43,16 +44,17 @@ class HttpError(Exception):
 
 async def read_json(request: web.Request) -> Any:
     """The request's JSON body (None when empty); raises CypherError on a bad body and
-    HttpError 413 on one over `MAX_BODY`."""
-    if request.content_length is not None and request.content_length > MAX_BODY:
-        raise HttpError(413, too_large(request.content_length))
+    HttpError 413 on one over the application's `client_max_size`."""
+    limit = request.client_max_size
+    if request.content_length is not None and request.content_length > limit:
+        raise HttpError(413, too_large(limit, request.content_length))
     try:
         raw = await asyncio.wait_for(request.read(), BODY_TIMEOUT)
     except asyncio.TimeoutError:
         raise CypherError("Neo.ClientError.Request.Invalid",
                           f"The request body did not arrive within {BODY_TIMEOUT:g} s.") from None
     except web.HTTPRequestEntityTooLarge:
-        raise HttpError(413, too_large()) from None
+        raise HttpError(413, too_large(limit)) from None
     if not raw.strip():
         return None
     try:

@@ -31,7 +31,7 @@ def _http_exception(request: web.Request, exc: web.HTTPException) -> web.Respons
         error = CypherError("Neo.ClientError.Request.Invalid",
                             f"{request.method} is not allowed on {request.path}; use {allowed}.")
     elif exc.status == 413:
-        error = too_large()
+        error = too_large(request.client_max_size)
     else:
         error = CypherError("Neo.ClientError.Request.Invalid", exc.reason or f"HTTP {exc.status}")
     response = error_response(exc.status, [error])

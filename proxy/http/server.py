@@ -37,7 +37,8 @@ class HttpFrontEnd:
     """The HTTP port and the Bolt port's HTTP side, sharing sessions, auth and transactions."""
 
     def __init__(self, session_factory: Callable[[], Session], *, tls: bool = False,
-                 tx_idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT):
+                 tx_idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
+                 max_body: int = MAX_BODY):
         self.endpoints = Endpoints(tls=tls)
         auth = AuthCache()
         self.query_api = QueryApi(session_factory, auth, TransactionRegistry(tx_idle_timeout))
@@ -46,16 +47,16 @@ class HttpFrontEnd:
         async def serve_bolt(reader, writer) -> None:
             await serve_bolt_stream(reader, writer, session_factory)
 
-        http_app = self._application()
+        http_app = self._application(max_body)
         setup_http_routes(http_app, self.query_api, self.tx_endpoint)
-        bolt_app = self._application()
+        bolt_app = self._application(max_body)
         setup_bolt_port_routes(bolt_app, serve_bolt)
         runner_options = dict(handle_signals=False, access_log=None, keepalive_timeout=request_timeout)
         self._runners = [web.AppRunner(http_app, **runner_options), web.AppRunner(bolt_app, **runner_options)]
         self._servers: list[asyncio.Server] = []
 
-    def _application(self) -> web.Application:
-        app = web.Application(middlewares=[neo4j_errors], client_max_size=MAX_BODY)
+    def _application(self, max_body: int) -> web.Application:
+        app = web.Application(middlewares=[neo4j_errors], client_max_size=max_body)
         app[ENDPOINTS] = self.endpoints
         app.on_response_prepare.append(allow_any_origin)
         return app
