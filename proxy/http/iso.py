@@ -128,7 +128,7 @@ _DURATION_RE = re.compile(
     r"P(?!$)(?:(?P<years>[+-]?\d+)Y)?(?:(?P<months>[+-]?\d+)M)?(?:(?P<weeks>[+-]?\d+)W)?"
     r"(?:(?P<days>[+-]?\d+)D)?(?:T(?=[+-]?\d)(?:(?P<hours>[+-]?\d+)H)?(?:(?P<minutes>[+-]?\d+)M)?"
     r"(?:(?P<seconds>[+-]?\d+)(?:[.,](?P<fraction>\d{1,9}))?S)?)?$")
-_POINT_RE = re.compile(r"SRID=(?P<srid>\d+);\s*POINT(?:\s*Z)?\s*\((?P<coords>[^)]*)\)$", re.I)
+_POINT_RE = re.compile(r"SRID=(?P<srid>\d+);\s*POINT(?P<z>\s*Z)?\s*\((?P<coords>[^)]*)\)$", re.I)
 
 
 def _match(pattern: re.Pattern, text: object, kind: str) -> re.Match:
@@ -211,6 +211,7 @@ def parse_point(text: object) -> Point:
     cls, dims = _SRID_CLASSES.get(srid, (None, None))
     if cls is None:
         raise IsoError(f"unknown SRID {srid}: Neo4j knows 4326, 4979 (WGS-84) and 7203, 9157 (cartesian)")
-    if len(coords) != dims:
-        raise IsoError(f"SRID {srid} needs {dims} coordinates, got {len(coords)}")
+    if len(coords) != dims or (m["z"] and dims != 3):
+        raise IsoError(f"SRID {srid} needs {dims} coordinates{' (POINT, not POINT Z)' if dims == 2 else ''}, "
+                       f"got {len(coords)}")
     return cls(coords)
