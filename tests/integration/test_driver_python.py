@@ -15,6 +15,8 @@ from neo4j.time import Date, DateTime, Time
 from tests.harness import DRIVER_OVER_HTTP, PASSWORD, USER
 
 OVER_HTTP = bool(os.environ.get(DRIVER_OVER_HTTP))
+#: Over http:// the driver resolves no home database: it must be named.
+HTTP_CONFIG = {"database": "neo4j"} if OVER_HTTP else {}
 
 
 def test_expected_driver_and_protocol(driver):
@@ -29,10 +31,10 @@ def test_expected_driver_and_protocol(driver):
         assert server.protocol_version == ((6, 0) if major == 6 else (5, 8))
 
 
-@pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
+@pytest.mark.parametrize("scheme", ["bolt", "neo4j", *(["http"] if OVER_HTTP else [])])
 def test_connects_with_both_schemes(proxy, scheme):
-    uri = proxy.uri.replace("bolt://", f"{scheme}://")
-    with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD)) as drv:
+    uri = proxy.http_uri if scheme == "http" else proxy.uri.replace("bolt://", f"{scheme}://")
+    with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD), **HTTP_CONFIG) as drv:
         drv.verify_connectivity()
         records, summary, keys = drv.execute_query("RETURN 1 AS one, 'x' AS s")
         assert keys == ["one", "s"]
@@ -41,12 +43,8 @@ def test_connects_with_both_schemes(proxy, scheme):
 
 
 def test_wrong_password_is_rejected(proxy):
-    if OVER_HTTP:
-        with neo4j.GraphDatabase.driver(proxy.http_uri, auth=(USER, "nope"), database="neo4j") as drv:
-            with pytest.raises(neo4j.exceptions.AuthError):
-                drv.execute_query("RETURN 1")
-        return
-    with neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, "nope")) as drv:
+    uri = proxy.http_uri if OVER_HTTP else proxy.uri
+    with neo4j.GraphDatabase.driver(uri, auth=(USER, "nope"), **HTTP_CONFIG) as drv:
         with pytest.raises(neo4j.exceptions.AuthError):
             drv.verify_connectivity()
 

@@ -185,6 +185,12 @@ def test_counters_bookmarks_and_access_mode(clean_graph, proxy):
     assert clean_graph.execute_query("MATCH (c:C) RETURN count(c) AS n").records[0]["n"] == 2
 
 
+def test_db_ping_on_the_system_database(proxy):
+    """What the http:// driver's verify_connectivity() sends."""
+    reply = request(proxy.http_uri, "POST", "/db/system/query/v2", {"statement": "CALL db.ping()", "accessMode": "Read"})
+    assert _ok(reply)["data"] == {"fields": ["success"], "values": [[True]]}
+
+
 def test_explain_returns_a_plan(proxy):
     body = _ok(query(proxy.http_uri, "EXPLAIN MATCH (n:Nothing) RETURN n"))
     assert body["data"]["values"] == [] and body["queryPlan"]["operatorType"]
