@@ -9,25 +9,15 @@ from __future__ import annotations
 
 import http.client
 import json
-import statistics
-import time
 from urllib.parse import urlsplit
 
 import neo4j
 
+from bench import median_seconds
 from tests.harness import PASSWORD, USER, ProxyProcess
 from tests.http_client import basic
 
 ROWS_QUERY = "UNWIND range(1, 10000) AS i RETURN i, 'row-' + toString(i) AS s"
-
-
-def _median_seconds(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 class KeptAliveHttp:
@@ -72,8 +62,8 @@ def main() -> None:
         print("machine shared with other work: compare the ratios, not the absolute times")
         base_latency = base_rows = None
         for name, fn in runs.items():
-            latency = _median_seconds(lambda: fn("RETURN 1"), 500)
-            rows = _median_seconds(lambda: fn(ROWS_QUERY), 20)
+            latency = median_seconds(lambda: fn("RETURN 1"), 500)
+            rows = median_seconds(lambda: fn(ROWS_QUERY), 20)
             base_latency, base_rows = base_latency or latency, base_rows or rows
             print(f"{name:<24} RETURN 1 {latency * 1e3:7.3f} ms ({latency / base_latency:5.2f}x)   "
                   f"10k rows {rows * 1e3:7.1f} ms ({rows / base_rows:5.2f}x, {10_000 / rows:9,.0f} rows/s)")

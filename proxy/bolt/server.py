@@ -3,8 +3,8 @@
 The Bolt port also speaks HTTP, as Neo4j's does: the first bytes of each connection
 (after TLS, if configured) decide. The Bolt magic goes to the Bolt state machine; an HTTP
 GET (or HEAD, OPTIONS) request goes to the HTTP front end (discovery, Bolt over
-WebSocket); anything else is closed. Whatever one client sends (garbage, a wrong magic, an oversized message) only
-ever closes that client's connection; the listener keeps serving.
+WebSocket); anything else is closed. Whatever one client sends (garbage, a wrong magic,
+an oversized message) only ever closes that client's connection; the listener keeps serving.
 """
 
 from __future__ import annotations

@@ -66,7 +66,8 @@ def format_datetime(value: DateTime | _dt.datetime) -> str:
     else:
         nanos = value.microsecond * 1000 + getattr(value, "nanosecond", 0)   # pandas.Timestamp
         native = value
-    text = f"{_date(value.year, value.month, value.day)}T{_clock(value.hour, value.minute, value.second, nanos)}"
+    clock = _clock(value.hour, value.minute, value.second, nanos)
+    text = f"{_date(value.year, value.month, value.day)}T{clock}"
     if value.tzinfo is None:
         return text
     # The offset is asked of a native datetime: zoneinfo misreads neo4j.time.DateTime.
@@ -84,8 +85,8 @@ def datetime_kind(value: DateTime | _dt.datetime) -> str:
 
 def _split(total: int, size: int) -> tuple[int, int]:
     """Java-style division: both parts carry the sign of `total`."""
-    quotient = abs(total) // size
-    return (quotient, abs(total) - quotient * size) if total >= 0 else (-quotient, -(abs(total) - quotient * size))
+    quotient, remainder = divmod(abs(total), size)
+    return (quotient, remainder) if total >= 0 else (-quotient, -remainder)
 
 
 def format_duration(value: Duration | _dt.timedelta) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,14 +19,13 @@ from aiohttp import web
 from proxy.backends.base import Result, Summary, TxConfig
 from proxy.errors import CypherError, database_error
 from proxy.http import json_values as jv
-from proxy.http.auth import AuthCache
+from proxy.http.api import HttpApi
 from proxy.http.body import (
-    JSON, TYPED_JSON, JsonBody, accepts_typed, consume_quietly, error_entries, error_response, read_json, sends_typed,
-    status_for, write_rows,
+    JSON, TYPED_JSON, JsonBody, accepts_typed, consume_quietly, error_entries, error_response, read_json,
+    sends_typed, status_for, write_rows,
 )
 from proxy.http.summary import query_api_counters, query_api_plan
-from proxy.http.transactions import OpenTransaction, TransactionRegistry
-from proxy.session import Session
+from proxy.http.transactions import OpenTransaction
 
 _ACCESS_MODES = {"read": "r", "write": "w"}
 
@@ -91,19 +89,14 @@ def _typed_rows(rows: list[list[Any]]) -> bytes:
     return jv.dumps([[jv.typed_value(v) for v in row] for row in rows])[1:-1]
 
 
-class QueryApi:
+class QueryApi(HttpApi):
     """The handlers of the Query API v2 routes."""
-
-    def __init__(self, sessions: Callable[[], Session], auth: AuthCache, transactions: TransactionRegistry):
-        self._sessions = sessions
-        self._auth = auth
-        self.transactions = transactions
 
     # ---- routes --------------------------------------------------------------------------
 
     async def run(self, request: web.Request) -> web.StreamResponse:
         """POST /db/{db}/query/v2: one statement in its own (auto-commit) transaction."""
-        session = await self._logon(request)
+        session = await self.logon(request)
         query = await self._read(request, statement_required=True)
         start = time.monotonic()
         result = await session.run(query.statement, query.parameters, query.config)
@@ -111,7 +104,7 @@ class QueryApi:
 
     async def begin(self, request: web.Request) -> web.StreamResponse:
         """POST /db/{db}/query/v2/tx: open a transaction (and run a first statement, if sent)."""
-        session = await self._logon(request)
+        session = await self.logon(request)
         query = await self._read(request, statement_required=False)
         tx = await self.transactions.begin(session, query.config)
         async with self.transactions.use(tx):
@@ -127,29 +120,20 @@ class QueryApi:
 
     async def rollback(self, request: web.Request) -> web.StreamResponse:
         """DELETE /db/{db}/query/v2/tx/{id}."""
-        tx = await self._claim(request)
+        tx = await self.claim(request)
         async with self.transactions.use(tx):
             await self.transactions.rollback(tx)
         return web.Response(status=202, body=b"{}", content_type=JSON)
 
     # ---- steps ----------------------------------------------------------------------------
 
-    async def _logon(self, request: web.Request) -> Session:
-        session = self._sessions()
-        await self._auth.logon(session, request.headers.get("Authorization"))
-        return session
-
     async def _read(self, request: web.Request, *, statement_required: bool) -> QueryRequest:
         return parse_request(await read_json(request), request.match_info["db"], typed=sends_typed(request),
                              statement_required=statement_required)
 
-    async def _claim(self, request: web.Request) -> OpenTransaction:
-        session = await self._logon(request)
-        return self.transactions.claim(request.match_info["tx"], request.match_info["db"], session.user)
-
     async def _continue(self, request: web.Request, *, statement_required: bool,
                         commit: bool) -> web.StreamResponse:
-        tx = await self._claim(request)
+        tx = await self.claim(request)
         async with self.transactions.use(tx):
             try:
                 query = await self._read(request, statement_required=statement_required)

@@ -17,13 +17,13 @@ from typing import Any
 
 from aiohttp import web
 
-from proxy.backends.base import Summary, TxConfig
+from proxy.backends.base import TxConfig
 from proxy.errors import CypherError, database_error
 from proxy.http import json_values as jv
-from proxy.http.auth import AuthCache
+from proxy.http.api import HttpApi
 from proxy.http.body import JSON, JsonBody, consume_quietly, error_entries, read_json, write_rows
 from proxy.http.summary import legacy_stats
-from proxy.http.transactions import OpenTransaction, TransactionRegistry
+from proxy.http.transactions import OpenTransaction
 from proxy.session import Session
 
 _CONTENTS = ("row", "graph")
@@ -91,17 +91,12 @@ class _Outcome:
     notifications: list[dict[str, Any]] = field(default_factory=list)
 
 
-class TransactionalEndpoint:
+class TransactionalEndpoint(HttpApi):
     """The handlers of the `/db/{db}/tx...` routes."""
-
-    def __init__(self, sessions: Callable[[], Session], auth: AuthCache, transactions: TransactionRegistry):
-        self._sessions = sessions
-        self._auth = auth
-        self.transactions = transactions
 
     async def commit_now(self, request: web.Request) -> web.StreamResponse:
         """POST /db/{db}/tx/commit: the statements in one transaction, committed at once."""
-        session = await self._logon(request)
+        session = await self.logon(request)
         try:
             statements = parse_statements(await read_json(request))
         except CypherError as exc:
@@ -122,7 +117,7 @@ class TransactionalEndpoint:
 
     async def begin(self, request: web.Request) -> web.StreamResponse:
         """POST /db/{db}/tx: open a transaction, run the statements sent with it."""
-        session = await self._logon(request)
+        session = await self.logon(request)
         try:
             statements = parse_statements(await read_json(request))
         except CypherError as exc:
@@ -143,24 +138,15 @@ class TransactionalEndpoint:
 
     async def rollback(self, request: web.Request) -> web.StreamResponse:
         """DELETE /db/{db}/tx/{id}."""
-        tx = await self._claim(request)
+        tx = await self.claim(request)
         async with self.transactions.use(tx):
             await self.transactions.rollback(tx)
         return web.Response(body=b'{"results":[],"errors":[]}', content_type=JSON)
 
     # ---- steps ----------------------------------------------------------------------------
 
-    async def _logon(self, request: web.Request) -> Session:
-        session = self._sessions()
-        await self._auth.logon(session, request.headers.get("Authorization"))
-        return session
-
-    async def _claim(self, request: web.Request) -> OpenTransaction:
-        session = await self._logon(request)
-        return self.transactions.claim(request.match_info["tx"], request.match_info["db"], session.user)
-
     async def _continue(self, request: web.Request, *, commit: bool) -> web.StreamResponse:
-        tx = await self._claim(request)
+        tx = await self.claim(request)
         async with self.transactions.use(tx):
             try:
                 statements = parse_statements(await read_json(request))

@@ -40,15 +40,16 @@ QUERY_API_KEYS = {"data", "counters", "bookmarks", "notifications", "queryPlan",
                   "queryType", "resultAvailableAfter", "resultConsumedAfter", "transaction", "errors"}
 
 GRAPH_QUERY = ("MATCH p = (a:H {name: 'Ann'})-[r:KNOWS]->(b:H) "
-               "RETURN a, r, b, p, a.born AS born, a.home AS home, duration({months: 14, days: 3, seconds: 5}) AS d, "
-               "[1, 'two', null] AS l, {k: 1.5} AS m")
+               "RETURN a, r, b, p, a.born AS born, a.home AS home, "
+               "duration({months: 14, days: 3, seconds: 5}) AS d, [1, 'two', null] AS l, {k: 1.5} AS m")
+TYPED = {"Content-Type": "application/vnd.neo4j.query", "Accept": "application/vnd.neo4j.query"}
 
 
 @pytest.fixture
 def people(clean_graph):
     clean_graph.execute_query(
-        "CREATE (:H:Person {name: 'Ann', born: date('1990-05-17'), home: point({latitude: 60.39, longitude: 5.32})})"
-        "-[:KNOWS {since: 2020}]->(:H {name: 'Bob'})")
+        "CREATE (:H:Person {name: 'Ann', born: date('1990-05-17'), "
+        "home: point({latitude: 60.39, longitude: 5.32})})-[:KNOWS {since: 2020}]->(:H {name: 'Bob'})")
     return clean_graph
 
 
@@ -97,7 +98,8 @@ def test_cors_preflight(proxy):
 
 def test_query_api_plain_json_matches_bolt(people, proxy):
     body = _ok(query(proxy.http_uri, GRAPH_QUERY, includeCounters=True))
-    assert set(body) <= QUERY_API_KEYS and body["data"]["fields"] == ["a", "r", "b", "p", "born", "home", "d", "l", "m"]
+    assert set(body) <= QUERY_API_KEYS
+    assert body["data"]["fields"] == ["a", "r", "b", "p", "born", "home", "d", "l", "m"]
     assert set(body["counters"]) == COUNTERS and body["counters"]["containsUpdates"] is False
     [[a, r, b, p, born, home, d, lst, m]] = body["data"]["values"]
     bolt = people.execute_query(GRAPH_QUERY).records[0]
@@ -107,7 +109,7 @@ def test_query_api_plain_json_matches_bolt(people, proxy):
     assert a["properties"]["born"] == bolt["a"]["born"].iso_format() == "1990-05-17"
     assert (r["elementId"], r["type"], r["properties"], r["startNodeElementId"], r["endNodeElementId"]) == \
         (bolt["r"].element_id, "KNOWS", {"since": 2020}, bolt["a"].element_id, bolt["b"].element_id)
-    assert [part["elementId"] for part in p] == [bolt["a"].element_id, bolt["r"].element_id, bolt["b"].element_id]
+    assert [part["elementId"] for part in p] == [bolt[k].element_id for k in ("a", "r", "b")]
     assert born == "1990-05-17"
     lon, lat = map(float, re.fullmatch(r"SRID=4326;POINT \((\S+) (\S+)\)", home).groups())
     assert (lon, lat) == pytest.approx((bolt["home"].longitude, bolt["home"].latitude))
@@ -131,14 +133,16 @@ def test_query_api_typed_json_matches_bolt(people, proxy):
     assert home["$type"] == "Point" and home["_value"].startswith("SRID=4326;POINT (")
     assert d == {"$type": "Duration", "_value": "P1Y2M3DT5S"}
     assert lst == {"$type": "List", "_value": [{"$type": "Integer", "_value": "1"},
-                                               {"$type": "String", "_value": "two"}, {"$type": "Null", "_value": None}]}
+                                               {"$type": "String", "_value": "two"},
+                                               {"$type": "Null", "_value": None}]}
     assert m == {"$type": "Map", "_value": {"k": {"$type": "Float", "_value": "1.5"}}}
 
 
 TYPED_ROUND_TRIP = [
     ("Null", None), ("Boolean", False), ("Integer", "-9223372036854775808"), ("Float", "-2.5e-07"),
     ("String", "Ærøskøbing 東京 🚀"), ("Date", "2024-02-29"), ("LocalTime", "12:50:35"),
-    ("LocalDateTime", "2015-07-04T19:32:24"), ("Duration", "P14DT16H12M"), ("Point", "SRID=4326;POINT (5.5 60.25)"),
+    ("LocalDateTime", "2015-07-04T19:32:24"), ("Duration", "P14DT16H12M"),
+    ("Point", "SRID=4326;POINT (5.5 60.25)"),
     ("List", [{"$type": "Integer", "_value": "1"}, {"$type": "String", "_value": "x"}]),
     ("Map", {"a": {"$type": "Boolean", "_value": True}}),
 ]
@@ -149,15 +153,14 @@ def test_typed_parameters_round_trip(proxy, kind, value):
     """Typed JSON in (Content-Type) and out (Accept): what FalkorDB can store comes back unchanged."""
     param = {"$type": kind, "_value": value}
     reply = request(proxy.http_uri, "POST", "/db/neo4j/query/v2",
-                    {"statement": "RETURN $x AS x", "parameters": {"x": param}},
-                    headers={"Content-Type": "application/vnd.neo4j.query", "Accept": "application/vnd.neo4j.query"})
+                    {"statement": "RETURN $x AS x", "parameters": {"x": param}}, headers=TYPED)
     assert _ok(reply)["data"]["values"] == [[param]]
 
 
 def test_typed_parameter_the_database_cannot_hold_gets_its_error(proxy):
     reply = request(proxy.http_uri, "POST", "/db/neo4j/query/v2",
                     {"statement": "RETURN $x AS x", "parameters": {"x": {"$type": "Time", "_value": "12:00+01:00"}}},
-                    headers={"Content-Type": "application/vnd.neo4j.query"})
+                    headers=TYPED)
     assert "time zone" in _error(reply, 400, "Neo.ClientError.Statement.TypeError")
 
 
@@ -167,8 +170,8 @@ def test_typed_parameter_the_database_cannot_hold_gets_its_error(proxy):
     ({"$type": "Integer", "_value": "99999999999999999999"}, "64-bit"),
 ])
 def test_bad_typed_parameters(proxy, param, problem):
-    reply = request(proxy.http_uri, "POST", "/db/neo4j/query/v2", {"statement": "RETURN $x", "parameters": {"x": param}},
-                    headers={"Content-Type": "application/vnd.neo4j.query"})
+    reply = request(proxy.http_uri, "POST", "/db/neo4j/query/v2",
+                    {"statement": "RETURN $x", "parameters": {"x": param}}, headers=TYPED)
     assert problem in _error(reply, 400, "Neo.ClientError.Request.InvalidFormat")
 
 
@@ -178,7 +181,8 @@ def test_counters_bookmarks_and_access_mode(clean_graph, proxy):
     assert body["counters"]["nodesCreated"] == 2 and body["counters"]["propertiesSet"] == 2
     assert body["counters"]["containsUpdates"] is True
     [bookmark] = body["bookmarks"]
-    follow = _ok(query(proxy.http_uri, "MATCH (c:C) RETURN sum(c.v) AS s", bookmarks=[bookmark], accessMode="Read"))
+    follow = _ok(query(proxy.http_uri, "MATCH (c:C) RETURN sum(c.v) AS s",
+                       bookmarks=[bookmark], accessMode="Read"))
     assert follow["data"]["values"] == [[3]] and "counters" not in follow
     refused = query(proxy.http_uri, "CREATE (:C {v: 3})", accessMode="Read")
     assert refused.status == 400 and refused.json["errors"][0]["code"].startswith("Neo.ClientError.")
@@ -187,7 +191,8 @@ def test_counters_bookmarks_and_access_mode(clean_graph, proxy):
 
 def test_db_ping_on_the_system_database(proxy):
     """What the http:// driver's verify_connectivity() sends."""
-    reply = request(proxy.http_uri, "POST", "/db/system/query/v2", {"statement": "CALL db.ping()", "accessMode": "Read"})
+    reply = request(proxy.http_uri, "POST", "/db/system/query/v2",
+                    {"statement": "CALL db.ping()", "accessMode": "Read"})
     assert _ok(reply)["data"] == {"fields": ["success"], "values": [[True]]}
 
 
@@ -202,14 +207,15 @@ def test_query_api_errors(proxy):
     assert "line 1" in _error(query(uri, "MATCH (n RETURN n"), 400, "Neo.ClientError.Statement.SyntaxError")
     assert _error(request(uri, "POST", "/db/neo4j/query/v2", {"statement": "RETURN 1"}, auth=None), 401,
                   "Neo.ClientError.Security.Unauthorized") == "No authentication header supplied."
-    _error(request(uri, "POST", "/db/neo4j/query/v2", {"statement": "RETURN 1"}, auth=basic(USER, "wrong")), 401,
+    one = {"statement": "RETURN 1"}
+    _error(request(uri, "POST", "/db/neo4j/query/v2", one, auth=basic(USER, "wrong")), 401,
            "Neo.ClientError.Security.Unauthorized")
-    assert _error(request(uri, "POST", "/db/neo4j/query/v2", {"statement": "RETURN 1"}, auth="Basic not-base64!"),
+    assert _error(request(uri, "POST", "/db/neo4j/query/v2", one, auth="Basic not-base64!"),
                   401, "Neo.ClientError.Request.InvalidFormat") == "Invalid authentication header."
     assert "nope" in _error(request(uri, "POST", "/db/nope/query/v2", {"statement": "RETURN 1"}), 404,
                             "Neo.ClientError.Database.DatabaseNotFound")
-    assert "deserialize" in _error(request(uri, "POST", "/db/neo4j/query/v2", raw=b'{"statement": "RETURN'), 400,
-                                   "Neo.ClientError.Request.InvalidFormat")
+    truncated = request(uri, "POST", "/db/neo4j/query/v2", raw=b'{"statement": "RETURN')
+    assert "deserialize" in _error(truncated, 400, "Neo.ClientError.Request.InvalidFormat")
     assert "statement" in _error(request(uri, "POST", "/db/neo4j/query/v2", {"parameters": {}}), 400,
                                  "Neo.ClientError.Request.InvalidFormat")
     assert "accessMode" in _error(query(uri, "RETURN 1", accessMode="Sometimes"), 400,
@@ -243,7 +249,8 @@ def test_query_api_explicit_transactions(clean_graph, proxy):
     assert set(tx) == {"id", "expires"} and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", tx["expires"])
     ran = _ok(request(uri, "POST", f"{base}/{tx['id']}", {"statement": "CREATE (t:QT {v: $v}) RETURN t.v AS v",
                                                           "parameters": {"v": 7}, "includeCounters": True}))
-    assert ran["data"]["values"] == [[7]] and ran["counters"]["nodesCreated"] == 1 and ran["transaction"]["id"] == tx["id"]
+    assert ran["data"]["values"] == [[7]] and ran["counters"]["nodesCreated"] == 1
+    assert ran["transaction"]["id"] == tx["id"]
     committed = _ok(request(uri, "POST", f"{base}/{tx['id']}/commit", {}))
     assert len(committed["bookmarks"]) == 1
     assert clean_graph.execute_query("MATCH (t:QT) RETURN count(t) AS n").records[0]["n"] == 1
@@ -260,7 +267,8 @@ def test_query_api_explicit_transactions(clean_graph, proxy):
     tx_id = _ok(request(uri, "POST", base, {"statement": "CREATE (:QT {v: 9})"}))["transaction"]["id"]
     _error(request(uri, "POST", f"{base}/{tx_id}", {"statement": "RETURN nosuch(1)"}), 400,
            "Neo.ClientError.Statement.SyntaxError")
-    _error(request(uri, "POST", f"{base}/{tx_id}/commit", {}), 404, "Neo.ClientError.Transaction.TransactionNotFound")
+    _error(request(uri, "POST", f"{base}/{tx_id}/commit", {}), 404,
+           "Neo.ClientError.Transaction.TransactionNotFound")
     assert clean_graph.execute_query("MATCH (t:QT) RETURN collect(t.v) AS v").records[0]["v"] == [7]
 
 
@@ -296,15 +304,17 @@ def test_tx_commit_row_graph_meta_stats(people, proxy):
     [item] = first["data"]
     row, meta, graph = item["row"], item["meta"], item["graph"]
     bolt = people.execute_query(GRAPH_QUERY).records[0]
-    assert row[0]["name"] == "Ann" and row[1] == {"since": 2020} and [x.get("name") for x in row[3]] == ["Ann", None, "Bob"]
+    assert row[0]["name"] == "Ann" and row[1] == {"since": 2020}
+    assert [x.get("name") for x in row[3]] == ["Ann", None, "Bob"]
     assert row[4] == "1990-05-17" and row[6] == "P1Y2M3DT5S" and row[7] == [1, "two", None]
     assert row[5]["type"] == "Point" and row[5]["crs"]["srid"] == 4326 and row[5]["crs"]["name"] == "wgs-84"
     assert row[5]["coordinates"] == pytest.approx([bolt["home"].longitude, bolt["home"].latitude])
     assert set(meta[0]) == META and meta[0]["type"] == "node" and meta[0]["elementId"] == bolt["a"].element_id
-    assert meta[1]["type"] == "relationship" and [m["type"] for m in meta[3]] == ["node", "relationship", "node"]
+    assert meta[1]["type"] == "relationship"
+    assert [m["type"] for m in meta[3]] == ["node", "relationship", "node"]
     assert meta[4] == {"type": "date"} and meta[5] == {"type": "point"} and meta[8] is None
     assert all(set(n) == GRAPH_NODE and isinstance(n["id"], str) for n in graph["nodes"])
-    assert sorted(n["elementId"] for n in graph["nodes"]) == sorted([bolt["a"].element_id, bolt["b"].element_id])
+    assert sorted(n["elementId"] for n in graph["nodes"]) == sorted(bolt[k].element_id for k in ("a", "b"))
     [rel] = graph["relationships"]
     assert set(rel) == GRAPH_REL and rel["startNodeElementId"] == bolt["a"].element_id
     assert second == {"columns": ["y"], "data": [{"row": [42], "meta": [None]}]}
@@ -343,19 +353,22 @@ def test_tx_endpoint_open_run_commit_and_rollback(clean_graph, proxy):
         .headers["Location"].rsplit("/", 1)[1]
     assert _ok(request(uri, "DELETE", f"/db/neo4j/tx/{tx_id}"), 200) == {"results": [], "errors": []}
     assert clean_graph.execute_query("MATCH (o:Open) RETURN count(o) AS c").records[0]["c"] == 2
-    _error(request(uri, "DELETE", f"/db/neo4j/tx/{tx_id}"), 404, "Neo.ClientError.Transaction.TransactionNotFound")
+    _error(request(uri, "DELETE", f"/db/neo4j/tx/{tx_id}"), 404,
+           "Neo.ClientError.Transaction.TransactionNotFound")
 
 
 def test_tx_endpoint_errors(proxy):
     uri = proxy.http_uri
     bad_json = _ok(request(uri, "POST", "/db/neo4j/tx/commit", raw=b"{nope"), 200)
-    assert bad_json["results"] == [] and bad_json["errors"][0]["code"] == "Neo.ClientError.Request.InvalidFormat"
+    assert bad_json["results"] == []
+    assert bad_json["errors"][0]["code"] == "Neo.ClientError.Request.InvalidFormat"
     bad_contents = _ok(request(uri, "POST", "/db/neo4j/tx/commit", {"statements": [
         {"statement": "RETURN 1", "resultDataContents": ["rest"]}]}), 200)
     assert "resultDataContents" in bad_contents["errors"][0]["message"]
     assert _error(request(uri, "POST", "/db/neo4j/tx/commit", {"statements": []}, auth=None), 401,
                   "Neo.ClientError.Security.Unauthorized") == "No authentication header supplied."
-    _error(request(uri, "POST", "/db/nope/tx", {"statements": []}), 404, "Neo.ClientError.Database.DatabaseNotFound")
+    _error(request(uri, "POST", "/db/nope/tx", {"statements": []}), 404,
+           "Neo.ClientError.Database.DatabaseNotFound")
     _error(request(uri, "POST", "/db/neo4j/tx/12345", {"statements": []}), 404,
            "Neo.ClientError.Transaction.TransactionNotFound")
     _error(request(uri, "GET", "/db/neo4j/tx/commit"), 405, "Neo.ClientError.Request.Invalid")
@@ -363,8 +376,8 @@ def test_tx_endpoint_errors(proxy):
 
 def test_idle_transactions_expire(tmp_path):
     with ProxyProcess(args=["--http-tx-timeout", "0.5"]) as proc:
-        tx_id = request(proc.http_uri, "POST", "/db/neo4j/tx", {"statements": [{"statement": "CREATE (:Gone)"}]}) \
-            .headers["Location"].rsplit("/", 1)[1]
+        opened = request(proc.http_uri, "POST", "/db/neo4j/tx", {"statements": [{"statement": "CREATE (:Gone)"}]})
+        tx_id = opened.headers["Location"].rsplit("/", 1)[1]
         q_id = _ok(request(proc.http_uri, "POST", "/db/neo4j/query/v2/tx", {"statement": "CREATE (:Gone)"}))[
             "transaction"]["id"]
         time.sleep(1.5)
@@ -373,7 +386,7 @@ def test_idle_transactions_expire(tmp_path):
         _error(request(proc.http_uri, "POST", f"/db/neo4j/query/v2/tx/{q_id}/commit", None), 404,
                "Neo.ClientError.Transaction.TransactionNotFound")
         # the expired transactions were rolled back and released the write lock
-        body = _ok(request(proc.http_uri, "POST", "/db/neo4j/query/v2", {"statement": "MATCH (g:Gone) RETURN count(g)"}))
+        body = _ok(query(proc.http_uri, "MATCH (g:Gone) RETURN count(g)"))
         assert body["data"]["values"] == [[0]]
 
 
@@ -383,12 +396,12 @@ async def test_websocket_handshake_reply_is_one_frame(proxy):
     ws_uri = proxy.uri.replace("bolt://", "ws://")
     async with aiohttp.ClientSession() as session, session.ws_connect(ws_uri) as ws:
         # magic + manifest v1 slot + 5.8..5.0: the reply (manifest) must arrive in one binary frame
-        await ws.send_bytes(bytes.fromhex("6060b017") + bytes.fromhex("000001ff") + bytes.fromhex("00080805") + bytes(8))
+        await ws.send_bytes(bytes.fromhex("6060b017" "000001ff" "00080805") + bytes(8))
         frame = await ws.receive(timeout=10)
         assert frame.type == aiohttp.WSMsgType.BINARY
         assert frame.data[:4] == bytes.fromhex("000001ff") and len(frame.data) > 5
     async with aiohttp.ClientSession() as session, session.ws_connect(ws_uri) as ws:
-        await ws.send_bytes(bytes.fromhex("6060b017") + bytes.fromhex("00000405") + bytes(12))   # legacy: 5.4..5.0
+        await ws.send_bytes(bytes.fromhex("6060b017" "00000405") + bytes(12))      # legacy: 5.4..5.0
         frame = await ws.receive(timeout=10)
         assert frame.data == bytes.fromhex("00000405")
         await ws.send_str("not bolt")                     # a text frame ends the connection
@@ -403,14 +416,9 @@ def test_bolt_port_refuses_other_http_methods(proxy):
 
 
 def test_tls_serves_https_and_wss(tmp_path):
-    import asyncio
-    import ssl
-    import subprocess
-
-
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
     trust_any = ssl.create_default_context()
     trust_any.check_hostname, trust_any.verify_mode = False, ssl.CERT_NONE
 
@@ -425,7 +433,7 @@ def test_tls_serves_https_and_wss(tmp_path):
                                     headers={"Authorization": basic(USER, PASSWORD)}) as reply:
                 assert (await reply.json())["data"]["values"] == [["tls"]]
             async with session.ws_connect(f"wss://{bolt}/") as ws:
-                await ws.send_bytes(bytes.fromhex("6060b017") + bytes.fromhex("00000405") + bytes(12))
+                await ws.send_bytes(bytes.fromhex("6060b017" "00000405") + bytes(12))
                 assert (await ws.receive(timeout=10)).data == bytes.fromhex("00000405")
 
     with ProxyProcess(args=["--tls-cert", str(cert), "--tls-key", str(key)]) as proc:

@@ -27,9 +27,11 @@ nanos = st.integers(0, 999_999_999)
 local_times = st.builds(Time, st.integers(0, 23), st.integers(0, 59), st.integers(0, 59), nanos)
 offsets = st.integers(-18 * 60, 18 * 60).map(lambda minutes: dt.timezone(dt.timedelta(minutes=minutes)))
 dates = st.dates(dt.date(1, 1, 1), dt.date(9999, 12, 31)).map(lambda d: Date(d.year, d.month, d.day))
-local_datetimes = st.builds(lambda d, t: DateTime(d.year, d.month, d.day, t.hour, t.minute, t.second, t.nanosecond),
-                            st.dates(dt.date(1900, 1, 1), dt.date(2200, 12, 31)), local_times)
-zoned_datetimes = st.builds(lambda local, zone: pytz.timezone(zone).localize(local), local_datetimes, st.sampled_from(ZONES))
+local_datetimes = st.builds(
+    lambda d, t: DateTime(d.year, d.month, d.day, t.hour, t.minute, t.second, t.nanosecond),
+    st.dates(dt.date(1900, 1, 1), dt.date(2200, 12, 31)), local_times)
+zoned_datetimes = st.builds(lambda local, zone: pytz.timezone(zone).localize(local),
+                            local_datetimes, st.sampled_from(ZONES))
 offset_datetimes = st.builds(lambda local, tz: local.replace(tzinfo=tz), local_datetimes, offsets)
 durations = st.builds(Duration, months=st.integers(-10**6, 10**6), days=st.integers(-10**6, 10**6),
                       seconds=st.integers(-10**9, 10**9), nanoseconds=st.integers(-10**9, 10**9))
@@ -38,11 +40,12 @@ points = st.one_of(st.builds(lambda x, y: WGS84Point((x, y)), coordinates, coord
                    st.builds(lambda x, y, z: WGS84Point((x, y, z)), coordinates, coordinates, coordinates),
                    st.builds(lambda x, y: CartesianPoint((x, y)), coordinates, coordinates),
                    st.builds(lambda x, y, z: CartesianPoint((x, y, z)), coordinates, coordinates, coordinates))
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(), st.text(), st.binary(),
-                    dates, local_times, st.builds(lambda t, tz: t.replace(tzinfo=tz), local_times, offsets),
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.floats(), st.text(),
+                    st.binary(), dates, local_times,
+                    st.builds(lambda t, tz: t.replace(tzinfo=tz), local_times, offsets),
                     local_datetimes, zoned_datetimes, offset_datetimes, durations, points)
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                         st.dictionaries(st.text(), inner, max_size=4)), max_leaves=12)
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.text(), inner, max_size=4)), max_leaves=12)
 
 
 def _same(a, b) -> bool:
@@ -67,7 +70,8 @@ def test_typed_json_round_trip(value):
     assert _same(typed_parameter(wire), value)
 
 
-@given(st.datetimes(dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31), timezones=st.just(dt.timezone.utc) | offsets))
+@given(st.datetimes(dt.datetime(1, 1, 1), dt.datetime(9999, 12, 31),
+                    timezones=st.just(dt.timezone.utc) | offsets))
 def test_datetime_text_reads_back_in_python(value):
     """Python's own ISO parser is the independent reader (microsecond values)."""
     assert dt.datetime.fromisoformat(iso.format_datetime(value)) == value
@@ -99,8 +103,8 @@ def test_duration_text_as_neo4j_prints_it(value, text):
 
 
 @pytest.mark.parametrize("value,text,kind", [       # Query API docs, "Result formats"
-    (iso.parse_datetime("2015-11-21T21:40:32.142Z[Antarctica/Troll]"), "2015-11-21T21:40:32.142Z[Antarctica/Troll]",
-     "ZonedDateTime"),
+    (iso.parse_datetime("2015-11-21T21:40:32.142Z[Antarctica/Troll]"),
+     "2015-11-21T21:40:32.142Z[Antarctica/Troll]", "ZonedDateTime"),
     (DateTime(2024, 1, 1, 21, 40, 32, tzinfo=dt.timezone(dt.timedelta(hours=-1))), "2024-01-01T21:40:32-01:00",
      "OffsetDateTime"),
     (DateTime(2015, 7, 4, 19, 32, 24), "2015-07-04T19:32:24", "LocalDateTime"),
@@ -111,7 +115,8 @@ def test_datetime_kinds(value, text, kind):
 
 
 def test_time_texts():
-    assert iso.format_time(Time(12, 50, 35, 556_000_000, tzinfo=dt.timezone(dt.timedelta(hours=1)))) == "12:50:35.556+01:00"
+    plus_one = dt.timezone(dt.timedelta(hours=1))
+    assert iso.format_time(Time(12, 50, 35, 556_000_000, tzinfo=plus_one)) == "12:50:35.556+01:00"
     assert iso.format_time(Time(12, 50, 35, 556_000_000)) == "12:50:35.556"
     assert iso.format_time(iso.parse_time("12:00Z")) == "12:00:00Z"
 
@@ -148,7 +153,7 @@ def test_entity_shapes():
     a, b, r, p = _graph()
     assert plain_value(a) == {"elementId": "4:x:1", "labels": ["P"],
                               "properties": {"name": "Ann", "at": "SRID=4326;POINT (5.5 60.25)"}}
-    assert plain_value(r)["startNodeElementId"] == "4:x:2"            # direction kept in a path walked backwards
+    assert plain_value(r)["startNodeElementId"] == "4:x:2"     # direction kept in a path walked backwards
     assert [x["elementId"] for x in plain_value(p)] == ["4:x:1", "5:x:7", "4:x:2"]
     assert row_value(p) == [{"name": "Ann", "at": row_value(WGS84Point((5.5, 60.25)))}, {"since": 2020},
                             {"name": "Bob"}]
@@ -158,8 +163,10 @@ def test_entity_shapes():
 
 
 @pytest.mark.parametrize("header,token", [
-    ("Basic " + base64.b64encode(b"neo4j:pa:ss").decode(), {"scheme": "basic", "principal": "neo4j", "credentials": "pa:ss"}),
-    ("basic " + base64.b64encode("øyvind:ü".encode()).decode(), {"scheme": "basic", "principal": "øyvind", "credentials": "ü"}),
+    ("Basic " + base64.b64encode(b"neo4j:pa:ss").decode(),
+     {"scheme": "basic", "principal": "neo4j", "credentials": "pa:ss"}),
+    ("basic " + base64.b64encode("øyvind:ü".encode()).decode(),
+     {"scheme": "basic", "principal": "øyvind", "credentials": "ü"}),
     ("Bearer abc.def", {"scheme": "bearer", "credentials": "abc.def"}),
 ])
 def test_authorization_headers(header, token):
