@@ -15,7 +15,7 @@ from proxy.http.websocket import BoltServe, serve_websocket
 def setup_http_routes(app: web.Application, query_api: QueryApi, tx: TransactionalEndpoint) -> None:
     """The HTTP port: discovery, the Query API v2 and the transactional endpoint."""
     add = app.router.add_route
-    add("GET", "/", discovery)
+    app.router.add_get("/", discovery)                       # (and HEAD)
     add("POST", "/db/{db}/query/v2", query_api.run)
     add("POST", "/db/{db}/query/v2/tx", query_api.begin)
     add("POST", "/db/{db}/query/v2/tx/{tx}", query_api.run_in_transaction)
@@ -45,5 +45,5 @@ def setup_bolt_port_routes(app: web.Application, serve_bolt: BoltServe) -> None:
         for ws in list(sockets):
             await ws.close(code=1001, message=b"server shutdown")
 
-    app.router.add_route("GET", "/{path:.*}", discovery_or_websocket)
+    app.router.add_get("/{path:.*}", discovery_or_websocket)
     app.on_shutdown.append(close_sockets)

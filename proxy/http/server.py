@@ -31,6 +31,7 @@ from proxy.http.tx_endpoint import TransactionalEndpoint
 from proxy.session import Session
 
 REQUEST_TIMEOUT = 30.0      # seconds for a request head (and between requests on a kept-alive connection)
+SHUTDOWN_TIMEOUT = 10.0     # seconds running requests get to finish when the server stops
 
 
 class HttpFrontEnd:
@@ -51,7 +52,8 @@ class HttpFrontEnd:
         setup_http_routes(http_app, self.query_api, self.tx_endpoint)
         bolt_app = self._application(max_body)
         setup_bolt_port_routes(bolt_app, serve_bolt)
-        runner_options = dict(handle_signals=False, access_log=None, keepalive_timeout=request_timeout)
+        runner_options = dict(handle_signals=False, access_log=None, keepalive_timeout=request_timeout,
+                              shutdown_timeout=SHUTDOWN_TIMEOUT)
         self._runners = [web.AppRunner(http_app, **runner_options), web.AppRunner(bolt_app, **runner_options)]
         self._servers: list[asyncio.Server] = []
 
