@@ -148,7 +148,7 @@ class QueryApi(HttpApi):
         start = time.monotonic()
         try:
             result = await tx.session.run(query.statement, query.parameters) if query.statement else None
-        except CypherError:
+        except Exception:
             await self.transactions.rollback(tx)
             raise
         return await self._respond(request, result, query, start, tx=tx, commit=commit)

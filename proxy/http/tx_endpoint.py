@@ -100,7 +100,7 @@ class TransactionalEndpoint(HttpApi):
         try:
             statements = parse_statements(await read_json(request))
         except CypherError as exc:
-            return _errors_only(200, exc)
+            return _errors_only(exc)
         config = _tx_config(request)
         out = JsonBody(request, 200)
         if len(statements) == 1:          # one statement: auto-commit, as a Bolt RUN would
@@ -121,11 +121,10 @@ class TransactionalEndpoint(HttpApi):
         try:
             statements = parse_statements(await read_json(request))
         except CypherError as exc:
-            return _errors_only(200, exc)
+            return _errors_only(exc)
         tx = await self.transactions.begin(session, _tx_config(request))
         async with self.transactions.use(tx):
-            url = f"{request.scheme}://{request.host}/db/{request.match_info['db']}/tx/{tx.id}"
-            out = JsonBody(request, 201, headers={"Location": url})
+            out = JsonBody(request, 201, headers={"Location": _tx_url(request, tx)})
             return await self._in_transaction(request, out, tx, statements, commit=False)
 
     async def run(self, request: web.Request) -> web.StreamResponse:
@@ -152,7 +151,7 @@ class TransactionalEndpoint(HttpApi):
                 statements = parse_statements(await read_json(request))
             except CypherError as exc:
                 await self.transactions.rollback(tx)
-                return _errors_only(200, exc)
+                return _errors_only(exc)
             return await self._in_transaction(request, JsonBody(request, 200), tx, statements, commit=commit)
 
     async def _in_transaction(self, request: web.Request, out: JsonBody, tx: OpenTransaction,
@@ -172,8 +171,7 @@ class TransactionalEndpoint(HttpApi):
                 outcome.error = exc
             return await self._close(out, outcome, last_bookmarks=outcome.error is None)
         expires = email.utils.formatdate(time.time() + self.transactions.idle_timeout, usegmt=True)
-        base = f"{request.scheme}://{request.host}/db/{request.match_info['db']}/tx/{tx.id}"
-        return await self._close(out, outcome, extra={"commit": f"{base}/commit",
+        return await self._close(out, outcome, extra={"commit": f"{_tx_url(request, tx)}/commit",
                                                       "transaction": {"expires": expires}})
 
     async def _run(self, out: JsonBody, session: Session, statements: list[Statement],
@@ -229,12 +227,17 @@ async def _commit_unless_failed(session: Session, outcome: _Outcome) -> None:
         outcome.error = exc
 
 
+def _tx_url(request: web.Request, tx: OpenTransaction) -> str:
+    return f"{request.scheme}://{request.host}/db/{request.match_info['db']}/tx/{tx.id}"
+
+
 def _tx_config(request: web.Request) -> TxConfig:
     """The database from the path; `access-mode: READ` makes a read transaction, as in Neo4j."""
     mode = "r" if request.headers.get("access-mode", "").upper() == "READ" else "w"
     return TxConfig(database=request.match_info["db"], mode=mode)
 
 
-def _errors_only(status: int, error: CypherError) -> web.Response:
-    return web.Response(status=status, content_type=JSON,
+def _errors_only(error: CypherError) -> web.Response:
+    """A request that ran nothing: 200 with the error, as Neo4j answers a malformed body."""
+    return web.Response(content_type=JSON,
                         body=jv.dumps({"results": [], "errors": error_entries([error])}))
