@@ -210,6 +210,8 @@ def test_query_api_errors(proxy):
     one = {"statement": "RETURN 1"}
     _error(request(uri, "POST", "/db/neo4j/query/v2", one, auth=basic(USER, "wrong")), 401,
            "Neo.ClientError.Security.Unauthorized")
+    _error(request(uri, "POST", "/db/neo4j/query/v2", one, auth="Bearer some-token"), 401,
+           "Neo.ClientError.Security.Unauthorized")              # the embedded database knows no tokens
     assert _error(request(uri, "POST", "/db/neo4j/query/v2", one, auth="Basic not-base64!"),
                   401, "Neo.ClientError.Request.InvalidFormat") == "Invalid authentication header."
     assert "nope" in _error(request(uri, "POST", "/db/nope/query/v2", {"statement": "RETURN 1"}), 404,
@@ -388,6 +390,18 @@ def test_idle_transactions_expire(tmp_path):
         # the expired transactions were rolled back and released the write lock
         body = _ok(query(proc.http_uri, "MATCH (g:Gone) RETURN count(g)"))
         assert body["data"]["values"] == [[0]]
+
+
+def test_http_in_front_of_a_neo4j_backend(proxy):
+    """Credentials go upstream as a Bolt LOGON would (here: a proxy whose upstream is another proxy)."""
+    with ProxyProcess(args=["--upstream", proxy.uri]) as chained:
+        assert _ok(query(chained.http_uri, "RETURN 'through' AS s"))["data"]["values"] == [["through"]]
+        _error(request(chained.http_uri, "POST", "/db/neo4j/query/v2", {"statement": "RETURN 1"},
+                       auth=basic(USER, "wrong")), 401, "Neo.ClientError.Security.Unauthorized")
+        tx = _ok(request(chained.http_uri, "POST", "/db/neo4j/tx", {"statements": [
+            {"statement": "UNWIND [1, 2] AS x RETURN x"}]}), 201)
+        assert [d["row"] for d in tx["results"][0]["data"]] == [[1], [2]]
+        assert _ok(request(chained.http_uri, "POST", tx["commit"].split(chained.http_uri)[1], None), 200)["errors"] == []
 
 
 # ---- Bolt over WebSocket (protocol level) ---------------------------------------------------
