@@ -1,4 +1,4 @@
-"""Assembles the server: backend, planner, Bolt listener; runs until SIGTERM/SIGINT."""
+"""Assembles the server: backend, planner, Bolt and HTTP listeners; runs until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from proxy.backends.base import Backend, TxConfig
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
+from proxy.http.server import HttpFrontEnd
 from proxy.session import Planner, Session
 
 log = logging.getLogger("cypher_proxy")
@@ -94,17 +95,30 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             await _load_demo(config, backend)
         planner = create_planner(config, backend)
         tls = _ssl_context(config)
-        server = await start_bolt_server(config.bolt_host, config.bolt_port,
-                                         lambda: Session(backend, planner), ssl_context=tls)
-        host, port = server.sockets[0].getsockname()[:2]
-        uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
-        if demo:
-            _print_demo_help(uri, config)
-        if config.backend == "falkordb":
-            log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
-        print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
-        await stop.wait()
-        log.info("shutting down")
-        server.close()
+
+        def sessions() -> Session:
+            return Session(backend, planner)
+
+        http = HttpFrontEnd(sessions, tls=tls is not None, tx_idle_timeout=config.http_tx_timeout)
+        await http.setup()
+        try:
+            server = await start_bolt_server(config.bolt_host, config.bolt_port, sessions, ssl_context=tls,
+                                             http_protocol=http.bolt_port_protocol)
+            host, port = server.sockets[0].getsockname()[:2]
+            http.endpoints.bolt_port = port
+            http_server = await http.listen(config.http_host, config.http_port, tls)
+            http_host, http_port = http_server.sockets[0].getsockname()[:2]
+            uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
+            if demo:
+                _print_demo_help(uri, config)
+            if config.backend == "falkordb":
+                log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
+            log.info("HTTP APIs on %s://%s:%d", "https" if tls else "http", http_host, http_port)
+            print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
+            await stop.wait()
+            log.info("shutting down")
+            server.close()
+        finally:
+            await http.close()
     finally:
         await backend.stop()

@@ -35,7 +35,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Bolt listen address (default 127.0.0.1:7687)")
     parser.add_argument("--http", type=_address, metavar="HOST:PORT",
                         default=_address(_env("HTTP", f"{defaults.http_host}:{defaults.http_port}")),
-                        help="HTTP listen address (default 127.0.0.1:7474)")
+                        help="HTTP listen address: Query API, transactional endpoint (default 127.0.0.1:7474)")
+    parser.add_argument("--http-tx-timeout", type=float, metavar="SECONDS",
+                        default=float(_env("HTTP_TX_TIMEOUT", str(defaults.http_tx_timeout))),
+                        help="roll back an HTTP transaction idle this long (default 30)")
     parser.add_argument("--backend", choices=["falkordb", "neo4j"], default=_env("BACKEND", None),
                         help="graph database behind the proxy (default falkordb; neo4j if --upstream)")
     parser.add_argument("--upstream", default=_env("UPSTREAM", None), metavar="URI",
@@ -47,7 +50,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--password", default=_env("PASSWORD", defaults.password),
                         help="password of the embedded database (default password)")
     parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
-                        help="PEM certificate: serve Bolt over TLS (bolt+s://)")
+                        help="PEM certificate: serve Bolt and HTTP over TLS (bolt+s://, wss://, https://)")
     parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
                         help="PEM private key for --tls-cert")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
@@ -70,6 +73,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
     return Config(
         bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
+        http_tx_timeout=args.http_tx_timeout,
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
         log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout,

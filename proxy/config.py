@@ -12,6 +12,7 @@ class Config:
     bolt_port: int = 7687
     http_host: str = "127.0.0.1"
     http_port: int = 7474
+    http_tx_timeout: float = 30.0        # seconds an idle HTTP transaction stays open
     backend: str = "falkordb"            # "falkordb" or "neo4j"
     upstream: str | None = None          # bolt:// or neo4j:// URI of a Neo4j server
     data_dir: Path = Path("data")
