@@ -306,7 +306,7 @@ async def test_auto_commit_write_waits_for_the_transaction(clean):
 
 
 async def test_transaction_timeout_rolls_back_and_frees_the_lock(clean):
-    tx = await clean.begin(TxConfig(timeout=0.3), None)
+    tx = await clean.begin(TxConfig(timeout=1.5), None)   # room for a re-sync after an earlier rollback
     await (await tx.run("CREATE (:Late)", {})).consume()
     await rows(clean, "CREATE (:Other)")              # waits for the watchdog rollback, not forever
     with pytest.raises(CypherError) as info:
