@@ -62,28 +62,30 @@ def degree(projection: Projection, options: dict[str, Any], cancel=None) -> np.n
 
 
 def louvain(projection: Projection, options: dict[str, Any], cancel=None) -> np.ndarray:
-    checkpoint(cancel)
-    if projection.n == 0:
-        return np.zeros(0, dtype=np.int64)
     model = Louvain(resolution=options["resolution"], tol_optimization=options["tolerance"],
                     tol_aggregation=options["tolerance"], shuffle_nodes=options["seed"] is not None,
                     random_state=options["seed"], return_probs=False, return_aggregate=False)
-    return model.fit_predict(projection.matrix(options["direction"]))
+    return _clusters(model.fit_predict, projection.matrix(options["direction"]), cancel)
 
 
 def label_propagation(projection: Projection, options: dict[str, Any], cancel=None) -> np.ndarray:
-    checkpoint(cancel)
-    if projection.n == 0:
-        return np.zeros(0, dtype=np.int64)
     model = PropagationClustering(n_iter=options["max_iterations"], return_probs=False, return_aggregate=False)
-    return model.fit_predict(projection.matrix(options["direction"]))
+    return _clusters(model.fit_predict, projection.matrix(options["direction"]), cancel)
 
 
 def connected_components(projection: Projection, options: dict[str, Any], cancel=None) -> np.ndarray:
     """Weakly connected components ('both'); strongly connected ones for 'out' / 'in'."""
-    checkpoint(cancel)
-    if projection.n == 0:
-        return np.zeros(0, dtype=np.int64)
     connection = "weak" if options["direction"] == "both" else "strong"
-    return get_connected_components(projection.out, connection=connection)
+    return _clusters(lambda m: get_connected_components(m, connection=connection), projection.out, cancel)
 
+
+def _clusters(fit, matrix: sp.csr_matrix, cancel) -> np.ndarray:
+    """Cluster labels numbered by size (largest 0, ties by first node); scikit-network refuses a
+    graph without relationships, where every node is a cluster of its own."""
+    checkpoint(cancel)
+    labels = fit(matrix) if matrix.nnz else np.arange(matrix.shape[0])
+    _, first, inverse, sizes = np.unique(labels, return_index=True, return_inverse=True, return_counts=True)
+    order = np.lexsort((first, -sizes))
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return rank[inverse]
