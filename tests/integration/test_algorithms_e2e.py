@@ -49,6 +49,14 @@ def reference(driver, labels=None, types=None, weight=None) -> nx.MultiDiGraph:
     return graph
 
 
+def undirected(graph: nx.MultiDiGraph) -> nx.MultiGraph:
+    """Each relationship an undirected edge (nx.MultiGraph(g) merges a->b and b->a: same key)."""
+    out = nx.MultiGraph()
+    out.add_nodes_from(graph)
+    out.add_weighted_edges_from(graph.edges(data="weight"))
+    return out
+
+
 def scores(driver, query: str, column: str = "score") -> dict[int, float]:
     records = driver.execute_query(query).records
     return {r["id"]: r[column] for r in records}
@@ -74,7 +82,7 @@ def test_pagerank_on_an_undirected_weighted_subgraph(drv):
     got = scores(drv, "CALL pagerank({nodeLabels: ['Field', 'Company'], relationshipTypes: 'HAS_LICENSEE', "
                       "relationshipWeightProperty: 'share', orientation: 'UNDIRECTED', dampingFactor: 0.7, "
                       "maxIterations: 1000, tolerance: 1e-12}) YIELD node, score RETURN id(node) AS id, score")
-    graph = nx.MultiGraph(reference(drv, ["Field", "Company"], ["HAS_LICENSEE"], weight="share"))
+    graph = undirected(reference(drv, ["Field", "Company"], ["HAS_LICENSEE"], weight="share"))
     assert_close(got, nx.pagerank(graph, alpha=0.7, tol=1e-13, max_iter=1000), 1e-6)
 
 
@@ -96,7 +104,7 @@ def test_weighted_degree(drv):
 def test_louvain_modularity_within_one_percent_of_scikit_network(drv):
     records = drv.execute_query("CALL louvain({seed: 7}) YIELD node, community "
                                 "RETURN id(node) AS id, community").records
-    graph = nx.MultiGraph(reference(drv))
+    graph = undirected(reference(drv))
     nodes = list(graph)
     adjacency = sp.csr_matrix(nx.to_scipy_sparse_array(graph, nodelist=nodes, format="csr").astype(float))
     ours = dict((r["id"], r["community"]) for r in records)
