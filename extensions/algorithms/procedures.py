@@ -21,7 +21,6 @@ from extensions.registry import GraphContext, Procedure
 from proxy.errors import argument_error
 
 from . import kernels, paths
-from .kernels import Cancelled
 from .parameters import (DAMPING, MAX_ITERATIONS, NORMALIZED, RESOLUTION, SAMPLE_SIZE, SEED, SUBGRAPH,
                          TOLERANCE, Param, defaults, direction_param, resolve)
 from .projection import ProjectionStore
@@ -101,10 +100,8 @@ async def _in_thread(kernel: Callable, projection, options: dict[str, Any]):
     try:
         return await asyncio.to_thread(kernel, projection, options, cancel)
     except asyncio.CancelledError:
-        cancel.set()
+        cancel.set()                         # the thread raises `Cancelled` into the abandoned future
         raise
-    except Cancelled:                        # only after `cancel` was set, i.e. never reached
-        raise asyncio.CancelledError() from None
 
 
 def algorithm_procedures(store: ProjectionStore) -> list[Procedure]:

@@ -44,7 +44,8 @@ class Subgraph:
     where: str | None = None               # a predicate on the node `n`
 
     def query(self, node_id: str) -> str:
-        """One read-only query: each node, its outgoing neighbours in the subgraph (and weights).
+        """One read-only query: each node, its outgoing neighbours in the subgraph (and their weights
+        when weighted).
 
         `node_id` is the identity template, e.g. 'id({})'."""
         check_predicate(self.where)
@@ -53,12 +54,12 @@ class Subgraph:
             conditions.append(f"({self.where})")
         types = ":" + "|".join(quote_name(t) for t in self.types) if self.types else ""
         target = f" WHERE {self._label_test('m')}" if self.labels else ""
-        weight = (f"coalesce(r.{quote_name(self.weight_property)}, 1.0)" if self.weight_property else "1")
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         # collect() skips nulls: a node without relationships gets [] in both lists.
+        weights = (f", collect(CASE WHEN r IS NULL THEN null ELSE coalesce(r.{quote_name(self.weight_property)}, "
+                   f"1.0) END)" if self.weight_property else "")
         return (f"MATCH (n){where} OPTIONAL MATCH (n)-[r{types}]->(m){target} "
-                f"RETURN {node_id.format('n')}, collect({node_id.format('m')}), "
-                f"collect(CASE WHEN r IS NULL THEN null ELSE {weight} END)")
+                f"RETURN {node_id.format('n')}, collect({node_id.format('m')}){weights}")
 
     def _label_test(self, var: str) -> str:
         return "(" + " OR ".join(f"{var}:{quote_name(label)}" for label in self.labels) + ")"
@@ -137,7 +138,8 @@ class Projection:
 
 
 def build_projection(rows: list[list[Any]]) -> Projection:
-    """Rows of `Subgraph.query` -> a Projection (targets outside the node set are dropped)."""
+    """Rows of `Subgraph.query` -> a Projection (targets outside the node set are dropped; no weight
+    column: 1 per relationship)."""
     ids = [row[0] for row in rows]
     numeric = all(isinstance(i, int) for i in ids)
     ids_array = np.array(ids, dtype=np.int64 if numeric else object)
@@ -146,8 +148,8 @@ def build_projection(rows: list[list[Any]]) -> Projection:
     targets = pd.Index(ids_array).get_indexer(
         pd.Index(list(chain.from_iterable(row[1] for row in rows)), dtype=ids_array.dtype))
     try:
-        weights = np.fromiter(chain.from_iterable(row[2] for row in rows), dtype=np.float64,
-                              count=int(counts.sum()))
+        weights = (np.fromiter(chain.from_iterable(row[2] for row in rows), dtype=np.float64, count=len(sources))
+                   if rows and len(rows[0]) > 2 else np.ones(len(sources)))
     except (TypeError, ValueError):
         raise argument_error("weight_property holds values that are not numbers") from None
     keep = targets >= 0

@@ -91,6 +91,7 @@ def test_projection_rows_to_matrix():
     assert projection.matrix("out", "shortest").toarray().tolist() == [[0, 2, 0], [1, 0, 0], [0, 0, 0]]
     assert projection.matrix("both", "pattern").toarray().tolist() == [[0, 1, 0], [1, 0, 0], [0, 0, 0]]
     assert projection.matrix("in").toarray().tolist() == [[0, 1, 0], [5, 0, 0], [0, 0, 0]]
+    assert build_projection([[1, [2, 2]], [2, []]]).matrix("out").toarray().tolist() == [[0, 2], [0, 0]]
     assert build_projection([["a", ["b"], [1.0]], ["b", [], []]]).ids.dtype == object
     with pytest.raises(CypherError, match="not numbers"):
         build_projection([[1, [2], ["heavy"]], [2, [], []]])
