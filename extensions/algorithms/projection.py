@@ -55,11 +55,12 @@ class Subgraph:
         types = ":" + "|".join(quote_name(t) for t in self.types) if self.types else ""
         target = f" WHERE {self._label_test('m')}" if self.labels else ""
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
-        # collect() skips nulls: a node without relationships gets [] in both lists.
+        # collect() skips nulls: a node without relationships gets [] in both lists. The target is
+        # read through r (endNode): FalkorDB merges parallel relationships when r goes unused.
         weights = (f", collect(CASE WHEN r IS NULL THEN null ELSE coalesce(r.{quote_name(self.weight_property)}, "
                    f"1.0) END)" if self.weight_property else "")
         return (f"MATCH (n){where} OPTIONAL MATCH (n)-[r{types}]->(m){target} "
-                f"RETURN {node_id.format('n')}, collect({node_id.format('m')}){weights}")
+                f"RETURN {node_id.format('n')}, collect({node_id.format('endNode(r)')}){weights}")
 
     def _label_test(self, var: str) -> str:
         return "(" + " OR ".join(f"{var}:{quote_name(label)}" for label in self.labels) + ")"
