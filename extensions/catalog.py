@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from extensions.algorithms import ProjectionStore, algorithm_procedures
 from extensions.db_ping import DB_PING
 from extensions.registry import Registry
 from extensions.timeseries.functions import timeseries_extensions
@@ -12,4 +13,8 @@ from extensions.timeseries.store import TimeseriesStore, default_root
 
 def build_registry(data_dir: Path) -> Registry:
     """Every extension, reading its store under `data_dir` (timeseries: `<data_dir>/timeseries`)."""
-    return Registry([*timeseries_extensions(TimeseriesStore(default_root(data_dir))), DB_PING])
+    return Registry([
+        *timeseries_extensions(TimeseriesStore(default_root(data_dir))),
+        *algorithm_procedures(ProjectionStore()),
+        DB_PING,
+    ])
