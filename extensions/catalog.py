@@ -5,10 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from extensions.registry import Registry
+from extensions.text import TextStore, default_root as text_root, text_extensions
 from extensions.timeseries.functions import timeseries_extensions
 from extensions.timeseries.store import TimeseriesStore, default_root
 
 
-def build_registry(data_dir: Path) -> Registry:
+def build_registry(data_dir: Path, *, text_model: str | None = None) -> Registry:
     """Every extension, reading its store under `data_dir` (timeseries: `<data_dir>/timeseries`)."""
-    return Registry(timeseries_extensions(TimeseriesStore(default_root(data_dir))))
+    return Registry([
+        *timeseries_extensions(TimeseriesStore(default_root(data_dir))),
+        *text_extensions(TextStore(text_root(data_dir), text_model)),
+    ])

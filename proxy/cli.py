@@ -50,6 +50,9 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PEM certificate: serve Bolt over TLS (bolt+s://)")
     parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
                         help="PEM private key for --tls-cert")
+    parser.add_argument("--text-model", default=_env("TEXT_MODEL", None), metavar="PATH",
+                        help="text_score model: a model2vec or sentence-transformers directory, or an "
+                             ".onnx file (default: the built-in static MiniLM)")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
 
@@ -62,13 +65,15 @@ def config_from_args(args: argparse.Namespace) -> Config:
     backend = args.backend or ("neo4j" if args.upstream else "falkordb")
     if backend == "neo4j" and not args.upstream:
         raise SystemExit("cypher-proxy: --backend neo4j needs --upstream URI (e.g. bolt://localhost:7687)")
+    if args.text_model and not Path(args.text_model).expanduser().is_dir():
+        raise SystemExit(f"cypher-proxy: --text-model {args.text_model}: not a model directory")
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
     return Config(
         bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
-        log_level=args.log_level,
+        log_level=args.log_level, text_model=args.text_model,
     )
 
 

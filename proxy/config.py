@@ -20,3 +20,4 @@ class Config:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
+    text_model: str | None = None        # text_score model directory (None: the shipped default)
