@@ -26,6 +26,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")       # nothing here may reach for 
 
 log = logging.getLogger("cypher_proxy.text")
 
+#: Tokens gathered at once when embedding (16 MB of rows at 128 dimensions).
+_CHUNK_TOKENS = 32_768
 #: The model shipped with the package.
 DEFAULT_MODEL = Path(__file__).resolve().parent / "model"
 
@@ -75,15 +77,21 @@ class StaticEncoder:
         return self.embed(token_ids), token_ids
 
     def embed(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
-        """Mean of the token rows (one gather and one segmented sum for all texts), unit length."""
+        """Mean of the token rows, unit length: one gather and one segmented sum per chunk of
+        texts (chunks keep the gathered rows small and let other threads run in between)."""
+        out = np.zeros((len(token_ids), self.dim), dtype=np.float32)
         lengths = np.fromiter(map(len, token_ids), dtype=np.int64, count=len(token_ids))
-        sums = np.zeros((len(token_ids), self.dim), dtype=np.float32)
-        present = lengths > 0
-        if present.any():
-            flat = np.concatenate(token_ids)
-            starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))[present]
-            sums[present] = np.add.reduceat(self.embeddings[flat], starts, axis=0)
-        return unit_rows(sums)
+        ends = np.cumsum(lengths)
+        start = 0
+        while start < len(token_ids):
+            stop = max(int(np.searchsorted(ends, ends[start] - lengths[start] + _CHUNK_TOKENS)), start + 1)
+            chunk, sizes = token_ids[start:stop], lengths[start:stop]
+            present = np.flatnonzero(sizes > 0)
+            if len(present):
+                offsets = np.concatenate(([0], np.cumsum(sizes)[:-1]))[present]
+                out[start + present] = np.add.reduceat(self.embeddings[np.concatenate(chunk)], offsets, axis=0)
+            start = stop
+        return unit_rows(out)
 
 
 class SentenceTransformerEncoder:

@@ -95,24 +95,20 @@ class _TextScore:
 
     def evaluate(self, rows: Sequence[tuple], prepared: dict) -> list:
         values: list = [None] * len(rows)
-        groups: dict[tuple[int, str], list[int]] = defaultdict(list)
-        indexes: dict[int, TextIndex] = {}
+        groups: dict[tuple[tuple[str, ...], str, str], list[int]] = defaultdict(list)
         for i, (node, key, query) in enumerate(rows):
-            if key is None or query is None:
-                continue
-            index = prepared[(node.labels, key)]
+            if key is not None and query is not None:
+                groups[(node.labels, key, query)].append(i)
+        queries = self.store.queries([query for _, _, query in groups])
+        for (labels, key, query), members in groups.items():
+            index = prepared[(labels, key)]
             if isinstance(index, UnknownProperty):
                 raise index.error()
-            indexes[id(index)] = index
-            groups[(id(index), query)].append(i)
-        queries = self.store.queries([query for _, query in groups])
-        for (index_id, query), members in groups.items():
-            index = indexes[index_id]
             node_ids = np.fromiter((rows[i][0].id for i in members), dtype=np.int64, count=len(members))
             found = index.positions(node_ids)
             _check_strings(index, node_ids[found < 0])
-            scores = index.scores(*queries[query])
-            for i, at, score in zip(members, found.tolist(), scores[found].tolist()):
+            scores = index.scores(*queries[query])[found].tolist()
+            for i, at, score in zip(members, found.tolist(), scores):
                 values[i] = score if at >= 0 else None
         return values
 

@@ -29,8 +29,10 @@ class BM25:
         lengths = np.fromiter(map(len, documents), dtype=np.int64, count=self.size)
         doc_of = np.repeat(np.arange(self.size, dtype=np.int64), lengths)
         tokens = np.concatenate(documents).astype(np.int64) if self.size else np.empty(0, np.int64)
-        pairs, tf = np.unique(np.stack([tokens, doc_of]), axis=1, return_counts=True)
-        self.post_token, self.post_doc, self.post_tf = pairs[0], pairs[1], tf.astype(np.float32)
+        # one int64 key per (token, document), so the postings come from a 1-D sort
+        pairs, tf = np.unique(tokens * max(self.size, 1) + doc_of, return_counts=True)
+        self.post_token, self.post_doc = np.divmod(pairs, max(self.size, 1))
+        self.post_tf = tf.astype(np.float32)
         vocab, df = np.unique(self.post_token, return_counts=True)
         self._vocab = vocab
         self._idf = np.log1p((self.size - df + 0.5) / (df + 0.5)).astype(np.float32)
