@@ -104,7 +104,8 @@ class SentenceTransformerEncoder:
             raise ValueError(f"{directory} is a sentence-transformers model; install sentence-transformers "
                              "(and torch) to use it") from exc
         self.model = SentenceTransformer(str(directory), device="cpu")
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension())
         weights = next(directory.glob("*.safetensors"), None) or next(directory.glob("*.bin"), directory / "modules.json")
         self.name = f"st-{directory.name}-{self.dim}d-{_fingerprint(weights.read_bytes())}"
 
