@@ -26,6 +26,7 @@ import neo4j
 import numpy as np
 import pandas as pd
 
+from bench.bench_timeseries import timed
 from extensions.registry import GraphContext, NodeRef
 from extensions.text import TextStore, text_extensions
 from extensions.text.store import COSINE_WEIGHT
@@ -64,12 +65,6 @@ def corpus(n: int, seed: int = 5) -> list[str]:
     sentences = [s for text in frame.fldDescriptionText for s in re.split(r"(?<=\.)\s+", text) if len(s) > 20]
     rng = np.random.default_rng(seed)
     return [f"Note {i}. " + " ".join(rng.choice(sentences, size=rng.integers(2, 5))) for i in range(n)]
-
-
-def timed(fn):
-    started = time.perf_counter()
-    result = fn()
-    return result, time.perf_counter() - started
 
 
 def main(argv: list[str] | None = None) -> dict:

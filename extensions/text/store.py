@@ -96,13 +96,12 @@ class _DiskCache:
         lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
         offsets = np.concatenate(([0], np.cumsum(lengths)))
         flat = np.concatenate(tokens).astype(np.int32) if tokens else np.empty(0, np.int32)
+        # uint8 rows, not "S16": numpy strips trailing zero bytes from fixed-width bytes
+        hash_rows = np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16)
         handle, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as out:
-                # uint8 rows, not "S16": numpy strips trailing zero bytes from fixed-width bytes
-                hash_rows = np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16)
-                np.savez(out, hashes=hash_rows, vectors=vectors,
-                         offsets=offsets, tokens=flat)
+                np.savez(out, hashes=hash_rows, vectors=vectors, offsets=offsets, tokens=flat)
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -160,19 +159,19 @@ class TextStore:
         texts = [value for _, value in strings]
         hashes = [text_hash(t) for t in texts]
         disk = _DiskCache(self._path(database, label, key))
+        encoder = self.encoder
         cached, cached_vectors, cached_tokens = disk.load()
+        if cached_vectors.ndim != 2 or cached_vectors.shape[1] != encoder.dim:     # none, or unusable
+            cached, cached_vectors, cached_tokens = {}, np.empty((0, encoder.dim), np.float32), []
         distinct = list(dict.fromkeys(hashes))
         new = [h for h in distinct if h not in cached]
-        encoder = self.encoder
         if new:
             text_of = dict(zip(hashes, texts))
             new_vectors, new_tokens = encoder.encode([text_of[h] for h in new])
         else:
             new_tokens, new_vectors = [], np.empty((0, encoder.dim), np.float32)
-        if len(cached_vectors) and cached_vectors.shape[1] != encoder.dim:
-            cached, cached_vectors, cached_tokens = {}, np.empty((0, encoder.dim), np.float32), []
         row_of = {**cached, **{h: len(cached_vectors) + i for i, h in enumerate(new)}}
-        all_vectors = np.concatenate([cached_vectors.reshape(-1, encoder.dim), new_vectors])
+        all_vectors = np.concatenate([cached_vectors, new_vectors])
         all_tokens = [*cached_tokens, *new_tokens]
         keep_rows = np.array([row_of[h] for h in distinct], dtype=np.int64)
         if keep and (new or len(cached) != len(distinct)):
