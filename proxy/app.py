@@ -34,7 +34,8 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     """
     from extensions.catalog import build_registry
     from extensions.planner import ExtensionPlanner
-    return ExtensionPlanner(build_registry(config.data_dir), backend_kind=backend.kind)
+    return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
+                            backend_kind=backend.kind)
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext | None:

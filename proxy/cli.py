@@ -53,6 +53,9 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         help="PEM certificate: serve Bolt and HTTP over TLS (bolt+s://, wss://, https://)")
     parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
                         help="PEM private key for --tls-cert")
+    parser.add_argument("--text-model", default=_env("TEXT_MODEL", None), metavar="PATH",
+                        help="text_score model: a model2vec or sentence-transformers directory, or an "
+                             ".onnx file (default: the built-in static MiniLM)")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
     parser.add_argument("--tx-idle-timeout", type=float, metavar="SECONDS",
@@ -69,6 +72,8 @@ def config_from_args(args: argparse.Namespace) -> Config:
     backend = args.backend or ("neo4j" if args.upstream else "falkordb")
     if backend == "neo4j" and not args.upstream:
         raise SystemExit("cypher-proxy: --backend neo4j needs --upstream URI (e.g. bolt://localhost:7687)")
+    if args.text_model and not Path(args.text_model).expanduser().is_dir():
+        raise SystemExit(f"cypher-proxy: --text-model {args.text_model}: not a model directory")
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
     return Config(
@@ -76,7 +81,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         http_tx_timeout=args.http_tx_timeout,
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
-        log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout,
+        log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout, text_model=args.text_model,
     )
 
 

@@ -24,3 +24,4 @@ class Config:
     #: Seconds an explicit transaction may sit idle before it is rolled back (0: never); on the
     #: embedded database a writing transaction blocks every other writer while it is open.
     tx_idle_timeout: float = 60.0
+    text_model: str | None = None        # text_score model directory (None: the shipped default)
