@@ -130,4 +130,4 @@ def test_syntax_error_keeps_position_and_points_at_it():
     assert "line 1, column 8 (offset: 7)" in error.message
     assert error.message.endswith('"RETURN x("\n' + " " * 8 + "^")
     assert "foo" in error_from_reply("Unknown function 'foo'").message
-    assert "with the name apoc.x registered" in error_from_reply("Procedure `apoc.x` is not registered").message
+    assert "with the name `apoc.x` registered" in error_from_reply("Procedure `apoc.x` is not registered").message
