@@ -15,12 +15,13 @@ from proxy.errors import syntax_error
 from .. import ast as A
 from ..tokens import EOF
 from .clauses import ClauseParser
+from .commands import CommandParser
 from .cursor import Cursor
 from .expressions import ExpressionParser
 from .patterns import PatternParser
 
 
-class Parser(ClauseParser, PatternParser, ExpressionParser, Cursor):
+class Parser(CommandParser, ClauseParser, PatternParser, ExpressionParser, Cursor):
     """One parse of one text. Use the module-level `parse()`."""
 
 

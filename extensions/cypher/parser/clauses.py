@@ -14,17 +14,29 @@ class ClauseParser:
 
     def parse_statement(self) -> A.Query:
         start = self.peek().start
+        options = self._cypher_options()
         prefix = None
         if self.at_kw("EXPLAIN", "PROFILE"):
             prefix = self.next().upper
         if self._at_command():
-            query = self._command(start, prefix)
+            query = self._command(start, prefix, options)
         else:
-            query = self.parse_query(prefix, start)
+            query = self.parse_query(prefix, start, options)
         self.accept_op(";")
         if self.peek().kind != EOF:
             self.fail("a clause (MATCH, WITH, RETURN, ...) or the end of the query")
         return query
+
+    def _cypher_options(self) -> str | None:
+        """`CYPHER 5`, `CYPHER 25 runtime=parallel`, `CYPHER planner=cost`: the text, or None."""
+        if not self.at_kw("CYPHER"):
+            return None
+        start = self.next().start
+        while self.peek().kind in (INT, FLOAT) or (self.peek().kind == IDENT and self.at_op("=", 1)):
+            if self.next().kind == IDENT:
+                self.next()
+                self.next()
+        return self.text[start:self.prev_end]
 
     def _at_command(self) -> bool:
         tok = self.peek()
@@ -32,18 +44,7 @@ class ClauseParser:
             return True
         return tok.upper == "CREATE" and self.peek(1).kind in (IDENT, QIDENT) and not self.at_op("=", 2)
 
-    def _command(self, start: int, prefix) -> A.Query:
-        cmd_start = self.peek().start
-        words = [self.next().upper]
-        if self.peek().kind == IDENT:
-            words.append(self.peek().upper)
-        while self.peek().kind != EOF and not (self.at_op(";") and self.peek(1).kind == EOF):
-            self.next()
-        cmd = A.Command(" ".join(words), self.text[cmd_start:self.prev_end], span=self.span(cmd_start))
-        part = A.SingleQuery((cmd,), span=cmd.span)
-        return A.Query((part,), (), prefix, span=self.span(start))
-
-    def parse_query(self, prefix=None, start=None) -> A.Query:
+    def parse_query(self, prefix=None, start=None, options=None) -> A.Query:
         start = self.peek().start if start is None else start
         parts = [self.single_query()]
         union_all = []
@@ -52,7 +53,7 @@ class ClauseParser:
             if not union_all[-1]:
                 self.accept_kw("DISTINCT")
             parts.append(self.single_query())
-        return A.Query(tuple(parts), tuple(union_all), prefix, span=self.span(start))
+        return A.Query(tuple(parts), tuple(union_all), prefix, options, span=self.span(start))
 
     def single_query(self) -> A.SingleQuery:
         start = self.peek().start

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .. import ast as A
-from ..tokens import IDENT, INT, PARAM, QIDENT
+from ..tokens import IDENT, INT, OP, PARAM, QIDENT
 
 
 class PatternParser:
@@ -157,6 +157,13 @@ class PatternParser:
             return A.LabelNot(self._label_not(), span=self.span(start))
         if self.accept_op("%"):
             return A.LabelWildcard(span=self.span(start))
+        if self.at_op("$") or (self.peek().kind == PARAM and self.peek().value.lower() in ("any", "all")
+                               and self.at_op("(", 1)):
+            mode = "all" if self.next().kind == OP else self.toks[self.i - 1].value.lower()
+            self.expect_op("(")
+            expr = self.expr()
+            self.expect_op(")")
+            return A.DynamicLabel(expr, mode, span=self.span(start))
         if self.accept_op("("):
             inner = self._label_or(True)
             self.expect_op(")")
