@@ -283,6 +283,9 @@ def error_from_reply(message: str) -> CypherError:
                            f"There is no procedure with the name {text[10:-18]} registered for this "
                            "database instance. Please ensure you've spelled the procedure name "
                            "correctly and that the procedure is properly deployed.")
+    if "constraint violation" in text:
+        return CypherError("Neo.ClientError.Schema.ConstraintValidationFailed",
+                           f"{text[0].upper()}{text[1:]} (a constraint of this database refuses the write).")
     if text.startswith("Unknown function"):
         return syntax_error(f"{text} (this function is not available in FalkorDB)")
     if text.startswith("Missing parameters"):
