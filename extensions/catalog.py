@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from extensions.compat import compat_procedures, name_store
+from extensions.compat.schema_commands import SchemaCommands
 from extensions.registry import Registry
 from extensions.timeseries.functions import timeseries_extensions
 from extensions.timeseries.store import TimeseriesStore, default_root
@@ -11,4 +13,8 @@ from extensions.timeseries.store import TimeseriesStore, default_root
 
 def build_registry(data_dir: Path) -> Registry:
     """Every extension, reading its store under `data_dir` (timeseries: `<data_dir>/timeseries`)."""
-    return Registry(timeseries_extensions(TimeseriesStore(default_root(data_dir))))
+    registry = Registry(timeseries_extensions(TimeseriesStore(default_root(data_dir))))
+    names = name_store(data_dir)
+    for shim in [*compat_procedures(names), *SchemaCommands(names).handlers()]:   # compatibility shims
+        registry.add(shim)
+    return registry

@@ -21,6 +21,8 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
   not bridged (FalkorDB's own `exists(pattern)` is wrong: it is true for every row).
 - `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }`.
 - `CREATE (n:A $props)` -> `CREATE (n:A) SET n = $props` (nodes and relationships).
+- `apoc.any.property(x, k)` -> `(x)[k]` (APOC's accessor, used on the maps virtual schema
+  entities bind as; see compat/apoc_meta.py).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ Edit = tuple[int, int, str]
 FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
     (("create",), r"create\b[^;]*?[(\[][^)\]]*\$"), (("elementid",), r"elementid\s*\("), (("datetime",), r"datetime\s*\("), (("exists",), r"exists\s*[{(]"),
     (("count",), r"count\s*\{"), (("call",), r"call\s*\("),
+    (("cypher",), r"^\s*cypher\b"), (("show",), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?show\s"),
+    (("index", "constraint"), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?(?:create|drop)\b[^;]*?\b(?:index|constraint)\b"),
+    (("$(", "$any(", "$all("), r"\$(?:any|all)?\("), (("apoc.any.property",), r"apoc\.any\.property\s*\("),
     (("|", "&", "!", "%"), r":\s*[!%(]|:\s*(?:\w+|`[^`]*`)\s*[|&]")))
 ALIAS_TRIGGERS = ((("std",), re.compile(r"std\s*\(")),)
 
@@ -105,6 +110,8 @@ def _function(call: A.FunctionCall, text: str) -> list[Edit]:
         return [(*call.span, f"toString(id({call.args[0].text_in(text)}))")]
     if name == "datetime":
         return [(*call.name_span, "localdatetime")]
+    if name == "apoc.any.property" and len(call.args) == 2:     # on maps (what virtual entities bind as)
+        return [(*call.span, f"({call.args[0].text_in(text)})[{call.args[1].text_in(text)}]")]
     if (name == "date" and len(call.args) == 1 and isinstance(call.args[0], A.FunctionCall)
             and call.args[0].lower_name in ("datetime", "localdatetime") and not call.args[0].args):
         return [(*call.span, "date()")]

@@ -30,7 +30,7 @@ from redis.exceptions import RedisError, ResponseError
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyStream
-from proxy.backends.falkordb_params import inline_params
+from proxy.backends.falkordb_params import inline_params, placeholders
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
     parse_stats, plan_query_type,
@@ -85,6 +85,8 @@ class _Statement:
             self.command = f"GRAPH.{prefix.group(1).upper()}"
             self.body = query[prefix.end():]
             code = code[prefix.end():]
+        if self.command == "GRAPH.EXPLAIN":       # Neo4j plans without values (mcp-neo4j-cypher relies on it)
+            params = {**placeholders(self.body, code), **(params or {})}
         inlined = inline_params(self.body, code, params)
         if inlined.renames:
             self.body = inlined.query
@@ -331,6 +333,16 @@ class FalkorDBBackend(Backend):
         keys = [statement.column(name) for name in names]
         summary.query_type = _query_type(statement, keys, {})
         return FalkorDBResult(self, graph, statement, keys, stream, summary)
+
+    async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
+                         properties: tuple[str, ...]) -> None:
+        """`GRAPH.CONSTRAINT CREATE|DROP <graph> UNIQUE|MANDATORY NODE|RELATIONSHIP <label>
+        PROPERTIES <n> <p>...` (FalkorDB has constraints only as this command; it builds them in
+        the background, see `db.constraints()` for their status)."""
+        graph = await self._graph(database)
+        await self._call("GRAPH.CONSTRAINT", action, graph.name, kind, entity, label, "PROPERTIES",
+                         len(properties), *properties)
+        self.note_write(graph.name)
 
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []
