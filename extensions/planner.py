@@ -27,6 +27,7 @@ from proxy.errors import CypherError, argument_error, database_error
 from proxy.values import Node, Relationship
 
 from . import bind, dialect
+from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
@@ -50,7 +51,8 @@ class ExtensionPlanner:
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
-                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable])
+                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable]
+                + [r.name for r in self.registry.rewrites(self.backend_kind)])
 
     def _names(self) -> list[str]:
         return [e.name for e in self.registry] + self._procedure_names()
@@ -63,12 +65,22 @@ class ExtensionPlanner:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
             return await self._run_command(plan, params, runner)
+        text = plan.text
         if plan.prefix == "EXPLAIN":
-            return await runner.run(plan.text, {**params, **plan.placeholders})
+            for step in plan.steps:
+                if isinstance(step, LateStep):
+                    text = text.replace(step.marker, step.render([]))
+            return await runner.run(text, {**params, **plan.placeholders})
         values: dict[str, Any] = {}
         for step in plan.steps:
-            values.update(await self._run_step(step, {**params, **values}, runner))
-        return await runner.run(plan.text, {**params, **values})
+            if isinstance(step, LateStep):
+                result = await runner.run(step.probe, {**params, **values})
+                rows = await result.fetch(-1)
+                await result.consume()
+                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+            else:
+                values.update(await self._run_step(step, {**params, **values}, runner))
+        return await runner.run(text, {**params, **values})
 
     # -- planning
 

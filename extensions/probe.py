@@ -18,7 +18,7 @@ from typing import Any
 
 from proxy.errors import CypherError, argument_error, syntax_error
 
-from . import bind
+from . import bind, late
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
@@ -211,8 +211,12 @@ class PartPlanner:
                 self.plan_algorithm(index, clause)
             elif isinstance(clause, A.CallProcedure) and self.registry.virtual(clause.name, self.kind):
                 self.plan_virtual(index, clause)
+            elif isinstance(clause, A.CallProcedure) and self.registry.rewrite(clause.name, self.kind):
+                self.registry.rewrite(clause.name, self.kind).plan(self, index, clause)
             elif isinstance(clause, A.Show) and show_procedure(self.registry, self.kind, clause):
                 self.plan_show(index, clause)
+            elif self.kind == "falkordb" and late.has_dynamic_labels(clause):
+                late.plan_dynamic_labels(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             stage, scope = self.stage(call, clause_index, ancestors)

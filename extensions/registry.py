@@ -180,26 +180,51 @@ class CommandHandler:
     backends: frozenset[str] = frozenset({"falkordb"})
 
 
+@dataclass(frozen=True)
+class ProcedureRewrite:
+    """A procedure CALL the proxy rewrites into the backend's own (Neo4j's vector and fulltext
+    procedures onto FalkorDB's): `plan(part_planner, clause_index, clause)` adds the edit and the
+    steps, like the planner's own `plan_virtual`. `yields` as the Neo4j procedure has them."""
+
+    name: str
+    yields: tuple[str, ...]
+    plan: Callable[[Any, int, Any], None]
+    signature: str = ""
+    description: str = ""
+    backends: frozenset[str] = frozenset({"falkordb"})
+
+
 class Registry:
     """Extensions, algorithm procedures, virtual procedures (by lower-case name) and command handlers."""
 
-    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure | CommandHandler] = ()):
+    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
         self._virtual: dict[str, VirtualProcedure] = {}
         self._commands: dict[type, CommandHandler] = {}
+        self._rewrites: dict[str, ProcedureRewrite] = {}
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure | VirtualProcedure | CommandHandler) -> None:
+    def add(self, ext: Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite) -> None:
         if isinstance(ext, Procedure):
             self._procedures[ext.name.lower()] = ext
         elif isinstance(ext, VirtualProcedure):
             self._virtual[ext.name.lower()] = ext
         elif isinstance(ext, CommandHandler):
             self._commands[ext.node] = ext
+        elif isinstance(ext, ProcedureRewrite):
+            self._rewrites[ext.name.lower()] = ext
         else:
             self._by_name[ext.name.lower()] = ext
+
+    def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
+        """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
+        found = self._rewrites.get(name.lower())
+        return found if found is not None and backend_kind in found.backends else None
+
+    def rewrites(self, backend_kind: str) -> list[ProcedureRewrite]:
+        return [r for r in self._rewrites.values() if backend_kind in r.backends]
 
     def command(self, node: type, backend_kind: str) -> CommandHandler | None:
         """The handler of schema command nodes of class `node` on `backend_kind`, if any."""
