@@ -46,7 +46,7 @@ def values_step(planner, clause_index: int, expr: A.Expr, render: Callable[[list
     """Add a LateStep for the distinct values of `expr` before clause `clause_index`; returns the
     marker to put in the rewritten text. `each`: the elements of the value (a label list), not
     the values themselves."""
-    lines = _reading_prefix(planner, clause_index, expr)
+    lines = _reading_prefix(planner, clause_index, expr) if any(expr.find_all(A.Variable)) else []
     text = planner.render(expr)
     lines.append(f"UNWIND {as_list(text)} AS __value RETURN DISTINCT __value" if each
                  else f"RETURN DISTINCT {text} AS __value")
@@ -110,6 +110,29 @@ def plan_dynamic_labels(planner, clause_index: int, clause: A.SetClause | A.Remo
 
         parts.append(values_step(planner, clause_index, label.expr, render, each=True))
     planner.add_edit((*clause.span, " ".join(parts)))
+
+
+def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    """`CALL db.create.setNodeVectorProperty(n, key, v)` with a key that is not a literal (a
+    parameter, or a value per row): one conditional `SET n.key = vecf32(v)` per distinct key."""
+    node, key, vector = clause.args
+    target, key_text, value = planner.render(node), planner.render(key), planner.render(vector)
+
+    def render(values: list[Any]) -> str:
+        keys = sorted({v for v in values if isinstance(v, str)})
+        if not keys:
+            return when("false", f"SET {target}.__proxy_unused = null")
+        return " ".join(when(f"{key_text} = {string(k)}", f"SET {target}.{quote(k)} = vecf32({value})")
+                        for k in keys)
+
+    planner.add_edit((*clause.span, values_step(planner, clause_index, key, render, each=False)))
+
+
+def is_vector_property_call(clause: A.Clause) -> bool:
+    """A setNodeVectorProperty CALL whose key is not a string literal (dialect.py rewrites those)."""
+    return (isinstance(clause, A.CallProcedure) and clause.name.lower() == "db.create.setnodevectorproperty"
+            and len(clause.args or ()) == 3 and clause.yields is None
+            and not (isinstance(clause.args[1], A.Literal) and isinstance(clause.args[1].value, str)))
 
 
 def has_dynamic_labels(clause: A.Clause) -> bool:

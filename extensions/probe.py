@@ -217,6 +217,8 @@ class PartPlanner:
                 self.plan_show(index, clause)
             elif self.kind == "falkordb" and late.has_dynamic_labels(clause):
                 late.plan_dynamic_labels(self, index, clause)
+            elif self.kind == "falkordb" and late.is_vector_property_call(clause):
+                late.plan_vector_property(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             stage, scope = self.stage(call, clause_index, ancestors)
@@ -639,6 +641,10 @@ def _write_dependency(call_names: str, what: str, keyword: str):
         f"then the query that calls {call_names}.")
 
 
+#: Conversions allowed around constants (`OPTIONS {indexConfig: {dims: toInteger($d)}}`).
+_CONVERSIONS = {"tointeger": lambda v: int(float(v)), "tofloat": float, "tostring": str}
+
+
 def constant(expr: A.Expr, params: dict[str, Any]) -> Any:
     """The value of a constant argument (literals, parameters, lists and maps of them): procedure
     arguments and schema command OPTIONS."""
@@ -654,6 +660,9 @@ def constant(expr: A.Expr, params: dict[str, Any]) -> Any:
         return {key: constant(value, params) for key, value in expr.items}
     if isinstance(expr, A.UnaryOp) and expr.op == "-":
         return -constant(expr.operand, params)
+    if isinstance(expr, A.FunctionCall) and expr.lower_name in _CONVERSIONS and len(expr.args) == 1:
+        value = constant(expr.args[0], params)
+        return None if value is None else _CONVERSIONS[expr.lower_name](value)
     raise CypherError("Neo.ClientError.Statement.ArgumentError",
                       "The arguments of this procedure must be literals or query parameters "
                       "(lists and maps of them), not values computed per row")
