@@ -125,6 +125,9 @@ class Backend(ABC):
         raise CypherError("Neo.ClientError.Statement.UnsupportedOperation",
                           f"The {self.kind} backend takes constraint commands in Cypher.")
 
+    async def compact(self) -> None:
+        """Make the database's files compact after a bulk load (a no-op where that is not ours)."""
+
     async def databases(self, credentials: Any) -> list[str]:
         """Names of the databases a client may select (for SHOW DATABASES and routing)."""
         return [self.default_database]
