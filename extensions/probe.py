@@ -660,6 +660,9 @@ def constant(expr: A.Expr, params: dict[str, Any]) -> Any:
         return {key: constant(value, params) for key, value in expr.items}
     if isinstance(expr, A.UnaryOp) and expr.op == "-":
         return -constant(expr.operand, params)
+    if isinstance(expr, A.Variable):            # as Neo4j reports `CALL p({sample: None})`
+        raise syntax_error(f"Variable `{expr.name}` not defined (this argument is computed before the "
+                           "query runs: use a literal or a query parameter)")
     if isinstance(expr, A.FunctionCall) and expr.lower_name in _CONVERSIONS and len(expr.args) == 1:
         value = constant(expr.args[0], params)
         return None if value is None else _CONVERSIONS[expr.lower_name](value)

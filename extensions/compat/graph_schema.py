@@ -23,8 +23,9 @@ _KEY_TYPES = ("UNWIND keys(n) AS k WITH k, n[k] AS v RETURN k, typeOf(v), "
               "count(*)")
 NODE_PROPERTIES = "MATCH (n:{label}) WITH n LIMIT $sample " + _KEY_TYPES
 REL_PROPERTIES = "MATCH ()-[n:{label}]->() WITH n LIMIT $sample " + _KEY_TYPES
-#: Label pairs a relationship type connects, from a sample of its relationships.
-PATTERNS = "MATCH (a)-[r:{label}]->(b) WITH a, b LIMIT $sample RETURN labels(a), labels(b), count(*)"
+#: Which labels each relationship type connects, exactly (one scan of the relationships, 60 ms
+#: for the demo's 41k; a sample per type misses rare label pairs).
+PATTERNS = "MATCH (a)-[r]->(b) RETURN labels(a), type(r), labels(b), count(*)"
 
 #: Sample size when the caller asks for everything (`sample: -1`).
 EVERYTHING = 2**62
@@ -47,7 +48,7 @@ class GraphSchema:
     types: dict[str, int] = field(default_factory=dict)
     node_properties: dict[str, dict[str, PropertyInfo]] = field(default_factory=dict)
     rel_properties: dict[str, dict[str, PropertyInfo]] = field(default_factory=dict)
-    #: (start label, type, end label) -> relationships seen in the sample.
+    #: (start label, type, end label) -> how many relationships.
     patterns: dict[tuple[str, str, str], int] = field(default_factory=dict)
     #: How many elements of each label / type were sampled.
     sampled: dict[str, int] = field(default_factory=dict)
@@ -86,13 +87,12 @@ async def _read(graph: GraphContext, sample: int) -> GraphSchema:
     for rel_type, count in schema.types.items():
         schema.rel_properties[rel_type] = await _properties(graph, REL_PROPERTIES, rel_type, sample)
         schema.sampled[rel_type] = min(count, sample)
-        rows = await graph.read(PATTERNS.format(label=quote(rel_type)), {"sample": sample})
-        seen: Counter = Counter()
-        for starts, ends, n in rows:
-            for start in starts or ():
-                for end in ends or ():
-                    seen[(start, rel_type, end)] += n
-        schema.patterns.update(seen)
+    seen: Counter = Counter()
+    for starts, rel_type, ends, n in await graph.read(PATTERNS, {}):
+        for start in starts or ():
+            for end in ends or ():
+                seen[(start, rel_type, end)] += n
+    schema.patterns = dict(seen)
     return schema
 
 

@@ -68,7 +68,14 @@ def main() -> None:
     history.add_user_message("How much gas does Troll produce?")
     history.add_ai_message("About 30 billion cubic metres a year.")
     history.add_user_message("And oil?")
-    out["chat"] = [[m.type, m.content] for m in history.messages]
+    try:
+        out["chat"] = [[m.type, m.content] for m in history.messages]
+    except ValueError as exc:                   # a message stored without its type and content
+        out["chat"] = repr(exc)
+    out["chat_stored"] = graph.query("MATCH (s:Session {id: 'stock-session'})-[:LAST_MESSAGE]->(m) "
+                                     "MATCH p = (m)<-[:NEXT*0..]-(first) WITH first, length(p) AS n "
+                                     "ORDER BY n DESC LIMIT 1 "
+                                     "RETURN first.type AS type, first.content AS content")
     print(json.dumps(out, default=str))
 
 
