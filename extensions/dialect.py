@@ -107,6 +107,10 @@ def label_predicate(var: str, labels: A.LabelExpr) -> str:
         return f"size(labels({var})) > 0"
     if isinstance(labels, A.LabelNot):
         return f"NOT ({label_predicate(var, labels.operand)})"
+    if isinstance(labels, A.DynamicLabel):       # MATCH (n:$(expr)): labels computed from the row
+        values = render(labels.expr)
+        listed = f"(CASE typeOf({values}) WHEN 'List' THEN {values} ELSE [{values}] END)"
+        return f"{labels.mode}(__l IN {listed} WHERE __l IN labels({var}))"
     op = "OR" if isinstance(labels, A.LabelOr) else "AND"
     return f"({label_predicate(var, labels.left)} {op} {label_predicate(var, labels.right)})"
 

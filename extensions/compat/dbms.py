@@ -53,6 +53,9 @@ async def procedure_rows(ctx: CallContext) -> list[dict[str, Any]]:
         if v.callable:
             rows[v.name] = {"name": v.name, "signature": v.signature or f"{v.name}()",
                             "description": v.description, "mode": v.mode}
+    for r in ctx.registry.rewrites(ctx.backend_kind):
+        rows[r.name] = {"name": r.name, "signature": r.signature, "description": r.description,
+                        "mode": "WRITE" if r.name.startswith("apoc.merge") else "READ"}
     for p in ctx.registry.procedures():
         rows[p.name] = {"name": p.name, "signature": p.signature or f"{p.name}(config :: MAP)",
                         "description": f"Graph algorithm: {p.name}, yields {', '.join(p.yields)}.",
