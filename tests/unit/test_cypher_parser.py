@@ -390,3 +390,25 @@ def test_scope_after_each_clause():
     assert after[3] == {"a": "node", "rel": "relationship", "v": "value", "m": "node", "k": "value"}
     assert after[4]["label"] == "value"
     assert bindings(q.clauses[0]) == after[0]
+
+
+_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda s: s.upper() not in {"IF", "FOR", "ON", "OPTIONS", "EACH", "REQUIRE", "IS", "NOT", "INDEX"})
+
+
+@given(kind=st.sampled_from(["", "RANGE ", "TEXT ", "VECTOR ", "FULLTEXT "]), name=st.none() | _names,
+       exists=st.booleans(), label=_names, properties=st.lists(_names, min_size=1, max_size=3, unique=True),
+       relationship=st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_create_index_parses_to_its_parts(kind, name, exists, label, properties, relationship):
+    var = "x"
+    target = f"()-[{var}:`{label}`]->()" if relationship else f"({var}:`{label}`)"
+    props = ", ".join(f"{var}.`{p}`" for p in properties)
+    on = f"EACH [{props}]" if kind == "FULLTEXT " else f"({props})"
+    text = (f"CREATE {kind}INDEX {f'`{name}` ' if name else ''}{'IF NOT EXISTS ' if exists else ''}"
+            f"FOR {target} ON {on}")
+    (index,) = parse(text).clauses
+    assert isinstance(index, A.CreateIndex)
+    assert (index.kind, index.name, index.if_not_exists) == ((kind.strip() or "RANGE"), name, exists)
+    assert index.target == A.SchemaTarget("relationship" if relationship else "node", var, (label,),
+                                          tuple(properties))
