@@ -43,77 +43,72 @@ def _conditions(var: str, identity: A.Expr | None, planner) -> list[str]:
     return [f"{var}.{quote(key)} = {planner.render(value)}" for key, value in identity.items]
 
 
-def _plan_node(rewrite: ProcedureRewrite):
-    def plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
-        args = list(clause.args or ())
-        if not 2 <= len(args) <= 4:
-            raise argument_error(f"apoc.merge.node() takes 2 to 4 arguments. Usage: {rewrite.signature}")
-        labels, identity, on_create, on_match = (args + [None, None])[:4]
-        fields, names = yielded(rewrite, clause)
-        node = quote(names.get("node", "node"))
-        pattern = _properties(planner, identity, "apoc.merge.node")
-        sets = _sets(planner, "__m", on_create, on_match)
-        label_list = planner.render(labels)
-        carried = ", ".join(quote(n) for n in planner.scopes[clause_index]) or "*"
-        conditions = _conditions(node, identity, planner)
+def _plan_node(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    args = list(clause.args or ())
+    if not 2 <= len(args) <= 4:
+        raise argument_error(f"apoc.merge.node() takes 2 to 4 arguments. Usage: {MERGE_NODE.signature}")
+    labels, identity, on_create, on_match = (args + [None, None])[:4]
+    fields, names = yielded(MERGE_NODE, clause)
+    node = quote(names.get("node", "node"))
+    pattern = _properties(planner, identity, "apoc.merge.node")
+    sets = _sets(planner, "__m", on_create, on_match)
+    label_list = planner.render(labels)
+    carried = ", ".join(quote(n) for n in planner.scopes[clause_index]) or "*"
+    conditions = _conditions(node, identity, planner)
 
-        def render(values: list) -> str:
-            sets_of_labels = sorted({tuple(v) for v in values if isinstance(v, list) and v
-                                     and all(isinstance(x, str) for x in v)})
-            merges = [when(f"{label_list} = [{', '.join(map(string, ls))}]",
-                           f"MERGE (__m{''.join(':' + quote(x) for x in ls)}{pattern}){sets}")
-                      for ls in sets_of_labels]
-            matches = [f"({label_list} = [{', '.join(map(string, ls))}] AND {node}"
-                       f"{''.join(':' + quote(x) for x in ls)})" for ls in sets_of_labels] or ["false"]
-            where = " AND ".join(conditions + ["(" + " OR ".join(matches) + ")"])
-            return f"{' '.join(merges)} WITH {carried} MATCH ({node}) WHERE {where}"
+    def render(values: list) -> str:
+        sets_of_labels = sorted({tuple(v) for v in values if isinstance(v, list) and v
+                                 and all(isinstance(x, str) for x in v)})
+        merges = [when(f"{label_list} = [{', '.join(map(string, ls))}]",
+                       f"MERGE (__m{''.join(':' + quote(x) for x in ls)}{pattern}){sets}")
+                  for ls in sets_of_labels]
+        matches = [f"({label_list} = [{', '.join(map(string, ls))}] AND {node}"
+                   f"{''.join(':' + quote(x) for x in ls)})" for ls in sets_of_labels] or ["false"]
+        where = " AND ".join(conditions + ["(" + " OR ".join(matches) + ")"])
+        return f"{' '.join(merges)} WITH {carried} MATCH ({node}) WHERE {where}"
 
-        marker = values_step(planner, clause_index, labels, render, each=False)
-        planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
-
-    return plan
+    marker = values_step(planner, clause_index, labels, render, each=False)
+    planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
 
 
-def _plan_relationship(rewrite: ProcedureRewrite):
-    def plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
-        args = list(clause.args or ())
-        if not 5 <= len(args) <= 6:
-            raise argument_error(f"apoc.merge.relationship() takes 5 or 6 arguments. Usage: {rewrite.signature}")
-        start, rel_type, identity, on_create, end, on_match = (args + [None])[:6]
-        if not isinstance(start, A.Variable) or not isinstance(end, A.Variable):
-            raise argument_error("apoc.merge.relationship() needs its start and end nodes as variables.")
-        fields, names = yielded(rewrite, clause)
-        rel = quote(names.get("rel", "rel"))
-        pattern = _properties(planner, identity, "apoc.merge.relationship")
-        sets = _sets(planner, "__r", on_create, on_match)
-        type_expr = planner.render(rel_type)
-        a, b = quote(start.name), quote(end.name)
-        carried = ", ".join(quote(n) for n in planner.scopes[clause_index]) or "*"
-        conditions = _conditions(rel, identity, planner)
+def _plan_relationship(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    args = list(clause.args or ())
+    if not 5 <= len(args) <= 6:
+        raise argument_error(f"apoc.merge.relationship() takes 5 or 6 arguments. Usage: {MERGE_RELATIONSHIP.signature}")
+    start, rel_type, identity, on_create, end, on_match = (args + [None])[:6]
+    if not isinstance(start, A.Variable) or not isinstance(end, A.Variable):
+        raise argument_error("apoc.merge.relationship() needs its start and end nodes as variables.")
+    fields, names = yielded(MERGE_RELATIONSHIP, clause)
+    rel = quote(names.get("rel", "rel"))
+    pattern = _properties(planner, identity, "apoc.merge.relationship")
+    sets = _sets(planner, "__r", on_create, on_match)
+    type_expr = planner.render(rel_type)
+    a, b = quote(start.name), quote(end.name)
+    carried = ", ".join(quote(n) for n in planner.scopes[clause_index]) or "*"
+    conditions = _conditions(rel, identity, planner)
 
-        def render(values: list) -> str:
-            types = sorted({v for v in values if isinstance(v, str)})
-            merges = [when(f"{type_expr} = {string(t)}", f"MERGE ({a})-[__r:{quote(t)}{pattern}]->({b}){sets}")
-                      for t in types]
-            where = " AND ".join(conditions + [f"type({rel}) = {type_expr}"])
-            return f"{' '.join(merges)} WITH {carried} MATCH ({a})-[{rel}]->({b}) WHERE {where}"
+    def render(values: list) -> str:
+        types = sorted({v for v in values if isinstance(v, str)})
+        merges = [when(f"{type_expr} = {string(t)}", f"MERGE ({a})-[__r:{quote(t)}{pattern}]->({b}){sets}")
+                  for t in types]
+        where = " AND ".join(conditions + [f"type({rel}) = {type_expr}"])
+        return f"{' '.join(merges)} WITH {carried} MATCH ({a})-[{rel}]->({b}) WHERE {where}"
 
-        marker = values_step(planner, clause_index, rel_type, render, each=False)
-        planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
+    marker = values_step(planner, clause_index, rel_type, render, each=False)
+    planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
 
-    return plan
+
+MERGE_NODE = ProcedureRewrite(
+    "apoc.merge.node", ("node",), _plan_node,
+    "apoc.merge.node(labels :: LIST<STRING>, identProps :: MAP, onCreateProps = {} :: MAP, "
+    "onMatchProps = {} :: MAP) :: (node :: NODE)",
+    "Merges a node with the given labels and identifying properties.", FALKORDB)
+MERGE_RELATIONSHIP = ProcedureRewrite(
+    "apoc.merge.relationship", ("rel",), _plan_relationship,
+    "apoc.merge.relationship(startNode :: NODE, relType :: STRING, identProps :: MAP, "
+    "onCreateProps :: MAP, endNode :: NODE, onMatchProps = {} :: MAP) :: (rel :: RELATIONSHIP)",
+    "Merges a relationship of the given type and identifying properties.", FALKORDB)
 
 
 def merge_rewrites() -> list[ProcedureRewrite]:
-    node = ProcedureRewrite(
-        "apoc.merge.node", ("node",), lambda *a: node_plan(*a),
-        "apoc.merge.node(labels :: LIST<STRING>, identProps :: MAP, onCreateProps = {} :: MAP, "
-        "onMatchProps = {} :: MAP) :: (node :: NODE)",
-        "Merges a node with the given labels and identifying properties.", FALKORDB)
-    rel = ProcedureRewrite(
-        "apoc.merge.relationship", ("rel",), lambda *a: rel_plan(*a),
-        "apoc.merge.relationship(startNode :: NODE, relType :: STRING, identProps :: MAP, "
-        "onCreateProps :: MAP, endNode :: NODE, onMatchProps = {} :: MAP) :: (rel :: RELATIONSHIP)",
-        "Merges a relationship of the given type and identifying properties.", FALKORDB)
-    node_plan, rel_plan = _plan_node(node), _plan_relationship(rel)
-    return [node, rel]
+    return [MERGE_NODE, MERGE_RELATIONSHIP]
