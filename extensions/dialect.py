@@ -25,6 +25,7 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
   entities bind as; see compat/apoc_meta.py).
 - `CALL db.create.setNodeVectorProperty(n, 'key', v)` -> `SET n.key = vecf32(v)`;
   `vector.similarity.cosine|euclidean(a, b)` -> Neo4j's similarity from `vec.*Distance`.
+- `valueType(x)` -> Neo4j's type name from `typeOf(x)` (a list by its first element).
 - `CALL { ... } IN TRANSACTIONS [OF n ROWS]` -> `CALL { ... }`: the embedded database runs the
   whole statement as one atomic write (it has no partial commits); a query that ends in a unit
   subquery is flattened (`CALL (row) { MERGE ... }` -> `WITH row MERGE ...`), because FalkorDB
@@ -53,7 +54,7 @@ FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
     (("cypher",), r"^\s*cypher\b"), (("show",), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?show\s"),
     (("index", "constraint"), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?(?:create|drop)\b[^;]*?\b(?:index|constraint)\b"),
     (("$(", "$any(", "$all("), r"\$(?:any|all)?\("), (("apoc.any.property",), r"apoc\.any\.property\s*\("),
-    (("vector.similarity.",), r"vector\.similarity\.\w+\s*\("), (("setnodevectorproperty",), r"setnodevectorproperty"),
+    (("vector.similarity.",), r"vector\.similarity\.\w+\s*\("), (("valuetype",), r"valuetype\s*\("), (("setnodevectorproperty",), r"setnodevectorproperty"),
     (("transactions",), r"\bin\s+(?:\d+\s+concurrent\s+)?transactions\b"),
     (("|", "&", "!", "%"), r":\s*[!%(]|:\s*(?:\w+|`[^`]*`)\s*[|&]")))
 ALIAS_TRIGGERS = ((("std",), re.compile(r"std\s*\(")),)
@@ -128,6 +129,8 @@ def _function(call: A.FunctionCall, text: str) -> list[Edit]:
         return [(*call.span, f"toString(id({call.args[0].text_in(text)}))")]
     if name == "datetime":
         return [(*call.name_span, "localdatetime")]
+    if name == "valuetype" and len(call.args) == 1:
+        return [(*call.span, value_type(call.args[0].text_in(text)))]
     if name in SIMILARITY and len(call.args) == 2:
         a, b = (_vector(arg, text) for arg in call.args)
         return [(*call.span, SIMILARITY[name].format(a=a, b=b))]
@@ -137,6 +140,25 @@ def _function(call: A.FunctionCall, text: str) -> list[Edit]:
             and call.args[0].lower_name in ("datetime", "localdatetime") and not call.args[0].args):
         return [(*call.span, "date()")]
     return []
+
+
+#: FalkorDB `typeOf()` -> Neo4j `valueType()` names (without NOT NULL).
+VALUE_TYPES = {"String": "STRING", "Integer": "INTEGER", "Float": "FLOAT", "Boolean": "BOOLEAN",
+               "Date": "DATE", "Datetime": "LOCAL DATETIME", "Time": "LOCAL TIME", "Duration": "DURATION",
+               "Point": "POINT", "Map": "MAP", "Node": "NODE", "Edge": "RELATIONSHIP", "Path": "PATH",
+               "Vectorf32": "LIST<FLOAT NOT NULL>", "List": "LIST<ANY NOT NULL>"}
+
+
+def value_type(x: str) -> str:
+    """Neo4j's `valueType(x)` from FalkorDB's `typeOf`; a list is typed by its first element (FalkorDB
+    type-checks every CASE branch, so the list is reached through `CASE ... ELSE [] END`)."""
+    def names(expr: str) -> str:
+        whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in VALUE_TYPES.items())
+        return f"CASE typeOf({expr}) {whens} END"
+    items = f"(CASE typeOf({x}) WHEN 'List' THEN {x} ELSE [] END)"
+    element = f"CASE size({items}) WHEN 0 THEN 'NOTHING' ELSE {names(f'head({items})')} + ' NOT NULL' END"
+    return (f"(CASE typeOf({x}) WHEN 'Null' THEN 'NULL' WHEN 'List' THEN 'LIST<' + {element} + '> NOT NULL' "
+            f"ELSE {names(x)} + ' NOT NULL' END)")
 
 
 #: Neo4j's similarities in [0, 1] from FalkorDB's distances (see compat/vector.py).

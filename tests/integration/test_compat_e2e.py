@@ -122,6 +122,13 @@ def test_cypher_options_are_accepted(driver, prefix):
     assert rows(driver, f"{prefix} RETURN 1 + 1 AS two") == [{"two": 2}]
 
 
+def test_value_type_names_as_neo4j(driver):
+    got = rows(driver, "RETURN valueType(1) AS i, valueType('a') AS s, valueType(null) AS n, "
+                       "valueType([1.5, 2.0]) AS l, valueType([]) AS e, valueType({a: 1}) AS m")
+    assert got == [{"i": "INTEGER NOT NULL", "s": "STRING NOT NULL", "n": "NULL",
+                    "l": "LIST<FLOAT NOT NULL> NOT NULL", "e": "LIST<NOTHING> NOT NULL", "m": "MAP NOT NULL"}]
+
+
 def test_unknown_procedure_and_transaction_metadata(driver):
     assert code_of(driver, "CALL apoc.nope()") == "Neo.ClientError.Procedure.ProcedureNotFound"
     with driver.session() as session:
