@@ -27,11 +27,12 @@ from proxy.errors import CypherError, argument_error, database_error
 from proxy.values import Node, Relationship
 
 from . import bind, dialect
+from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
-                    check_parameters, constant, local_call, splice)
+                    check_parameters, local_call, splice)
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048

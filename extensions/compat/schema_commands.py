@@ -14,7 +14,7 @@ from typing import Any
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.probe import constant
+from extensions.arguments import constant
 from extensions.registry import CommandHandler
 from proxy.backends.base import ListResult, Summary
 from proxy.errors import CypherError, argument_error
