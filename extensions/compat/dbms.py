@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
+from proxy.errors import CypherError
 
 NEO4J_VERSION = "5.26.0"
 NEO4J_EDITION = "community"
@@ -71,7 +72,7 @@ async def _backend_procedures(ctx: CallContext) -> list[tuple[str, str]]:
     try:
         return [(row[0], row[1]) for row in await ctx.graph.read("CALL dbms.procedures() YIELD name, mode "
                                                                  "RETURN name, mode", {})]
-    except Exception:            # no graph to ask (database `system`): the proxy's own only
+    except CypherError:          # no graph to ask (database `system`): the proxy's own only
         return []
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
+from proxy.errors import CypherError
 
 from .dbms import FALKORDB, procedure_rows
 from .schema_catalog import CONSTRAINT_TYPES, Entry, NameStore, read_catalog
@@ -89,7 +90,7 @@ async def _functions(ctx: CallContext, args: list) -> list[list[Any]]:
         try:
             native = await ctx.graph.read("CALL dbms.functions() YIELD name, internal, aggregation "
                                           "RETURN name, internal, aggregation", {})
-        except Exception:            # no graph to ask (database `system`)
+        except CypherError:          # no graph to ask (database `system`)
             native = []
         rows += [[name, "", "", f"{name}()", True, [], "", aggregation in (True, "true"),
                   None, None, False, None] for name, internal, aggregation in native
