@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from extensions.algorithms import ProjectionStore, algorithm_procedures
+from extensions.compat import compat_procedures, name_store
+from extensions.compat.apoc_merge import merge_rewrites
+from extensions.compat.schema_commands import SchemaCommands
+from extensions.compat.vector import search_rewrites
 from extensions.db_ping import DB_PING
 from extensions.registry import Registry
 from extensions.text import TextStore, default_root as text_root, text_extensions
@@ -19,4 +23,12 @@ def build_registry(data_dir: Path, *, text_model: str | None = None) -> Registry
         *algorithm_procedures(ProjectionStore()),
         DB_PING,
         *text_extensions(TextStore(text_root(data_dir), text_model)),
+        *_compat_shims(data_dir),
     ])
+
+
+def _compat_shims(data_dir: Path) -> list:
+    """What stock Neo4j tools call, served where the backend lacks it (extensions/compat)."""
+    names = name_store(data_dir)
+    return [*compat_procedures(names), *SchemaCommands(names).handlers(), *search_rewrites(names),
+            *merge_rewrites()]

@@ -114,6 +114,9 @@ class CallContext:
     user: str | None
     #: The transaction metadata the client sent with BEGIN (or with RUN, auto-commit).
     metadata: dict[str, Any]
+    #: The databases the user may select, and the default one (SHOW DATABASES, dbms.*).
+    databases: Callable[[], Awaitable[list[str]]] | None = None
+    home_database: str = "neo4j"
 
 
 @dataclass(frozen=True)
@@ -137,6 +140,14 @@ class VirtualProcedure:
     mode: str = "READ"
     #: Backend kinds on which the proxy answers it; elsewhere the backend's own runs.
     backends: frozenset[str] = frozenset({"falkordb", "neo4j"})
+    #: For a SHOW command (named "SHOW <WHAT>", never callable by CALL): the columns it
+    #: returns without YIELD.
+    shown: tuple[str, ...] = ()
+
+    @property
+    def callable(self) -> bool:
+        """Whether CALL reaches it (SHOW commands are virtual procedures too, but not CALLable)."""
+        return not self.name.startswith("SHOW ")
 
 
 @dataclass(frozen=True)
@@ -163,23 +174,67 @@ class Procedure:
     run: Callable[[GraphContext, dict[str, Any], str], Awaitable[dict[Any, tuple]]] | None = None
 
 
-class Registry:
-    """Extensions, algorithm procedures and virtual procedures by lower-case name."""
+@dataclass(frozen=True)
+class CommandHandler:
+    """A schema command (CREATE/DROP INDEX or CONSTRAINT: the parser's typed node class `node`)
+    the proxy runs itself on backends that lack it: `run(command, params, ctx, runner)` returns
+    the `Result` the client gets."""
 
-    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure] = ()):
+    node: type
+    run: Callable[[Any, dict[str, Any], CallContext, Any], Awaitable[Any]]
+    backends: frozenset[str] = frozenset({"falkordb"})
+
+
+@dataclass(frozen=True)
+class ProcedureRewrite:
+    """A procedure CALL the proxy rewrites into the backend's own (Neo4j's vector and fulltext
+    procedures onto FalkorDB's): `plan(part_planner, clause_index, clause)` adds the edit and the
+    steps, like the planner's own `plan_virtual`. `yields` as the Neo4j procedure has them."""
+
+    name: str
+    yields: tuple[str, ...]
+    plan: Callable[[Any, int, Any], None]
+    signature: str = ""
+    description: str = ""
+    backends: frozenset[str] = frozenset({"falkordb"})
+
+
+class Registry:
+    """Extensions, algorithm procedures, virtual procedures (by lower-case name) and command handlers."""
+
+    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
         self._virtual: dict[str, VirtualProcedure] = {}
+        self._commands: dict[type, CommandHandler] = {}
+        self._rewrites: dict[str, ProcedureRewrite] = {}
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure | VirtualProcedure) -> None:
+    def add(self, ext: Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite) -> None:
         if isinstance(ext, Procedure):
             self._procedures[ext.name.lower()] = ext
         elif isinstance(ext, VirtualProcedure):
             self._virtual[ext.name.lower()] = ext
+        elif isinstance(ext, CommandHandler):
+            self._commands[ext.node] = ext
+        elif isinstance(ext, ProcedureRewrite):
+            self._rewrites[ext.name.lower()] = ext
         else:
             self._by_name[ext.name.lower()] = ext
+
+    def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
+        """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
+        found = self._rewrites.get(name.lower())
+        return found if found is not None and backend_kind in found.backends else None
+
+    def rewrites(self, backend_kind: str) -> list[ProcedureRewrite]:
+        return [r for r in self._rewrites.values() if backend_kind in r.backends]
+
+    def command(self, node: type, backend_kind: str) -> CommandHandler | None:
+        """The handler of schema command nodes of class `node` on `backend_kind`, if any."""
+        found = self._commands.get(node)
+        return found if found is not None and backend_kind in found.backends else None
 
     def procedure(self, name: str) -> Procedure | None:
         return self._procedures.get(name.lower())

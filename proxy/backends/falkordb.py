@@ -35,7 +35,7 @@ from proxy.backends.base import Backend, ListResult, Result, Summary, Transactio
 from proxy.backends.falkordb_pair import ServerPair, unavailable
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyStream
-from proxy.backends.falkordb_params import inline_params
+from proxy.backends.falkordb_params import inline_params, placeholders
 from proxy.backends.falkordb_tx import FalkorDBTransaction
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
@@ -99,6 +99,8 @@ class _Statement:
             command = prefix.group(1).upper()
             self.body = query[prefix.end():]
             code = code[prefix.end():]
+        if command == "EXPLAIN":                  # Neo4j plans without values (mcp-neo4j-cypher relies on it)
+            params = {**placeholders(self.body, code), **(params or {})}
         inlined = inline_params(self.body, code, params)
         if inlined.renames:
             self.body = inlined.query
@@ -440,6 +442,17 @@ class FalkorDBBackend(Backend):
         if name not in self._graphs:
             self._graphs[name] = _Graph(name)
         return self._graphs[name]
+
+    async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
+                         properties: tuple[str, ...]) -> None:
+        """`GRAPH.CONSTRAINT CREATE|DROP <graph> UNIQUE|MANDATORY NODE|RELATIONSHIP <label>
+        PROPERTIES <n> <p>...` (FalkorDB has constraints only as this command; it builds them in
+        the background, see `db.constraints()` for their status)."""
+        graph = await self._graph(database)
+        await self._ready()
+        await self._primary().call("GRAPH.CONSTRAINT", action, graph.name, kind, entity, label, "PROPERTIES",
+                                   len(properties), *properties)
+        self.note_write(graph.name)
 
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []
