@@ -5,10 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from extensions.registry import Registry
+from extensions.spatial import GeometryStore, SpatialConfig, spatial_extensions
 from extensions.timeseries.functions import timeseries_extensions
 from extensions.timeseries.store import TimeseriesStore, default_root
 
 
 def build_registry(data_dir: Path) -> Registry:
-    """Every extension, reading its store under `data_dir` (timeseries: `<data_dir>/timeseries`)."""
-    return Registry(timeseries_extensions(TimeseriesStore(default_root(data_dir))))
+    """Every extension, reading its store under `data_dir` (timeseries: `<data_dir>/timeseries`;
+    spatial: geometries read from the graph, configured by `<data_dir>/spatial.json` if present)."""
+    return Registry([
+        *timeseries_extensions(TimeseriesStore(default_root(data_dir))),
+        *spatial_extensions(GeometryStore(SpatialConfig.load(data_dir))),
+    ])

@@ -26,6 +26,7 @@ from proxy.errors import CypherError, argument_error, database_error
 from . import bind, dialect
 from .cypher import ast as A
 from .cypher.parser import parse
+from .joins import JoinPlanner, JoinStep, run_join
 from .probe import AlgorithmStep, PartPlanner, Plan, Site, check_parameters, splice
 from .registry import GraphContext, NodeRef, PropertyRef, Registry
 
@@ -80,7 +81,7 @@ class ExtensionPlanner:
         counter = count()
         for part in tree.parts:
             planner = PartPlanner(query, part, self.registry, kind, edits, counter)
-            planner.plan()
+            planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
         if not edits:
@@ -93,6 +94,9 @@ class ExtensionPlanner:
     async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
         if isinstance(step, AlgorithmStep):
             return await self._run_algorithm(step, params, runner)
+        if isinstance(step, JoinStep):
+            bound = [None if expr is None else _constant(expr, params) for expr in step.bound]
+            return await run_join(step, bound, params, graph_context(runner))
         result = await runner.run(step.text, params)
         rows = await result.fetch(-1)
         await result.consume()

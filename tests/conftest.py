@@ -37,3 +37,11 @@ def clean_graph(driver):
     driver.execute_query("MATCH (n) DETACH DELETE n")
     yield driver
     driver.execute_query("MATCH (n) DETACH DELETE n")
+
+
+@pytest.fixture(scope="session")
+def demo():
+    """One proxy serving the Sodir demo graph (`cypher-proxy demo`), shared by every test that
+    reads it (loading takes seconds). Tests must not change it."""
+    with ProxyProcess(command="demo") as process:
+        yield process
