@@ -37,7 +37,7 @@ _GROWTH = 4.0                       # nearest: search radius factor per round
 
 @dataclass(eq=False)
 class _Nodes:
-    """A join side: its nodes with a (non-empty) geometry, and the candidates without one."""
+    """A join side: its nodes with a geometry, and the candidates without one."""
 
     ids: np.ndarray
     geoms: np.ndarray
@@ -91,15 +91,12 @@ class SpatialJoins:
     async def _nodes(self, graph: GraphContext, side: JoinSide) -> _Nodes:
         if side.refs is None:
             layer = await self.store.layer(graph, side.label, side.key or NODE)
-            if layer.errors:
-                layer.check(layer.errors)
-            keep = ~shapely.is_empty(layer.geoms)
-            return _Nodes(layer.ids[keep], layer.geoms[keep], layer if keep.all() else None)
+            layer.check(layer.errors)
+            return _Nodes(layer.ids, layer.geoms, layer)
         refs = side.refs
         geoms = lookup(await self.store.layers(graph, refs), refs)
         ids = np.array([r.node.id if isinstance(r, PropertyRef) else r.id for r in refs], dtype=np.int64)
         present = ~shapely.is_missing(geoms)
-        present[present] = ~shapely.is_empty(geoms[present])
         return _Nodes(ids[present], geoms[present], missing=ids[~present])
 
     async def _all_ids(self, graph: GraphContext, side: JoinSide, nodes: _Nodes) -> list[int]:

@@ -80,7 +80,8 @@ def geometry_expr(var: str, sources: tuple) -> str:
 
 @dataclass(eq=False)
 class Layer:
-    """Geometries of one (label, source): node ids (sorted), their geometries, unreadable values."""
+    """Geometries of one (label, source): node ids (sorted), their non-empty geometries, and why
+    the values that are not geometries cannot be read."""
 
     name: str                     # 'Field.geometry', or 'Field' for the nodes' own geometry
     ids: np.ndarray               # int64, sorted
@@ -95,7 +96,7 @@ class Layer:
         geoms, bad = parse_column([row[1] for row in rows], name)
         keep = np.ones(len(rows), dtype=bool)
         keep[list(bad)] = False
-        keep &= ~shapely.is_missing(geoms)
+        keep &= ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))      # neither is a geometry
         order = np.argsort(ids[keep], kind="stable")
         errors = {int(ids[i]): message for i, message in bad.items()}
         return cls(name, ids[keep][order], geoms[keep][order], errors)
