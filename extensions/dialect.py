@@ -209,9 +209,12 @@ def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:
     return [(node.span[0] + opening.start, node.span[0] + brace.end, "{ WITH " + scope + " " if scope else "{ ")]
 
 
-def triggers(names, falkordb: bool) -> tuple:
-    """(substring, regex) pairs for calls of `names`, the alias and (FalkorDB) the bridges."""
-    calls = tuple(((n.lower(),), re.compile(rf"{re.escape(n.lower())}\s*\(")) for n in names)
+def triggers(functions, procedures, falkordb: bool) -> tuple:
+    """(substring, regex) pairs for calls of the extension `functions` and `procedures` (a CALL
+    may omit the parentheses), the alias and (FalkorDB) the bridges."""
+    calls = tuple(((n.lower(),), re.compile(rf"{re.escape(n.lower())}\s*\(")) for n in functions)
+    calls += tuple(((n.lower(),), re.compile(rf"call\s+`?{re.escape(n.lower())}(?![\w.])"))
+                   for n in procedures)
     grouped = calls + ALIAS_TRIGGERS + (FALKORDB_TRIGGERS if falkordb else ())
     return tuple((word, regex) for words, regex in grouped for word in words)
 

@@ -8,6 +8,8 @@
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
   runs with the values bound as parameters (`bind.py`);
+- a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
+  rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
   `PROFILE` runs the probes, then profiles the rewritten query.
 """
@@ -20,15 +22,16 @@ from itertools import count
 from operator import itemgetter
 from typing import Any
 
-from proxy.backends.base import Result
+from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
 
 from . import bind, dialect
 from .cypher import ast as A
 from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
-from .probe import AlgorithmStep, PartPlanner, Plan, Site, check_parameters, splice
-from .registry import GraphContext, NodeRef, PropertyRef, Registry
+from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
+                    check_parameters, local_call, splice)
+from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048
 
@@ -40,15 +43,24 @@ class ExtensionPlanner:
         self.registry = registry
         self.backend_kind = backend_kind
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
-        self._triggers = dialect.triggers(self._names(), backend_kind == "falkordb")
+        self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
+                       VirtualStep: self._run_virtual, JoinStep: self._run_join}
+        self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
+                                          backend_kind == "falkordb")
+
+    def _procedure_names(self) -> list[str]:
+        return ([p.name for p in self.registry.procedures()]
+                + [v.name for v in self.registry.virtual_procedures(self.backend_kind)])
 
     def _names(self) -> list[str]:
-        return [e.name for e in self.registry] + [p.name for p in self.registry.procedures()]
+        return [e.name for e in self.registry] + self._procedure_names()
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
         plan = self.plan(query)
         if plan is None:
             return await runner.run(query, params)
+        if plan.local is not None:
+            return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.prefix == "EXPLAIN":
             return await runner.run(plan.text, {**params, **plan.placeholders})
         values: dict[str, Any] = {}
@@ -87,16 +99,15 @@ class ExtensionPlanner:
         if not edits:
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
-        return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders)
+        return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
+                    local=local_call(self.registry, kind, tree))
 
     # -- execution
 
     async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
-        if isinstance(step, AlgorithmStep):
-            return await self._run_algorithm(step, params, runner)
-        if isinstance(step, JoinStep):
-            bound = [None if expr is None else _constant(expr, params) for expr in step.bound]
-            return await run_join(step, bound, params, graph_context(runner))
+        return await self._steps[type(step)](step, params, runner)
+
+    async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
         result = await runner.run(step.text, params)
         rows = await result.fetch(-1)
         await result.consume()
@@ -120,6 +131,10 @@ class ExtensionPlanner:
             return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
 
+    async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        bound = [None if expr is None else _constant(expr, params) for expr in step.bound]
+        return await run_join(step, bound, params, graph_context(runner))
+
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
         arguments = dict(procedure.parameters)
@@ -139,6 +154,37 @@ class ExtensionPlanner:
             computed = procedure.evaluate(arguments, rows)
         return bind.build(self.backend_kind, step.param, True,
                           ((key, (), list(row)) for key, row in computed.items()))
+
+
+    async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        arguments = [_constant(arg, params) for arg in step.arguments]
+        return {step.param: await step.procedure.answer(self._call_context(runner), arguments)}
+
+    async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
+                              runner) -> Result:
+        """A lone virtual CALL: the rows come from Python; EXPLAIN shows a one-operator plan."""
+        summary = Summary(database=runner.database, query_type=_QUERY_TYPES.get(call.procedure.mode, "r"))
+        operator = {"operatorType": "ProcedureCall", "identifiers": call.columns,
+                    "arguments": {"Details": call.procedure.signature or call.procedure.name},
+                    "children": []}
+        if prefix == "EXPLAIN":
+            summary.plan = operator
+            return ListResult([], [], summary)
+        arguments = [_constant(arg, params) for arg in call.arguments]
+        rows = await call.procedure.answer(self._call_context(runner), arguments)
+        positions = [call.procedure.yields.index(f) for f in call.fields]
+        records = [[row[i] for i in positions] for row in rows]
+        if prefix == "PROFILE":
+            summary.profile = {**operator, "rows": len(records), "dbHits": 0}
+        return ListResult(call.columns, records, summary)
+
+    def _call_context(self, runner) -> CallContext:
+        return CallContext(graph_context(runner), self.registry, self.backend_kind,
+                           runner.user, dict(runner.metadata or {}))
+
+
+#: Neo4j's query type for a procedure by its mode.
+_QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 
 def graph_context(runner) -> GraphContext:
@@ -220,7 +266,7 @@ def _argument_maker(arg, kind: str):
 
 
 def _constant(expr: A.Expr, params: dict[str, Any]) -> Any:
-    """The value of a constant algorithm argument (literals, parameters, lists and maps of them)."""
+    """The value of a constant procedure argument (literals, parameters, lists and maps of them)."""
     if isinstance(expr, A.Literal):
         return expr.value
     if isinstance(expr, A.Parameter):
@@ -234,4 +280,5 @@ def _constant(expr: A.Expr, params: dict[str, Any]) -> Any:
     if isinstance(expr, A.UnaryOp) and expr.op == "-":
         return -_constant(expr.operand, params)
     raise CypherError("Neo.ClientError.Statement.ArgumentError",
-                      "Algorithm parameters must be literals or query parameters")
+                      "The arguments of this procedure must be literals or query parameters "
+                      "(lists and maps of them), not values computed per row")

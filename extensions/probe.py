@@ -23,7 +23,7 @@ from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
-from .registry import ArgKind, Extension, Procedure, Registry
+from .registry import ArgKind, Extension, Procedure, Registry, VirtualProcedure
 
 Edit = tuple[int, int, str]
 
@@ -80,13 +80,32 @@ class AlgorithmStep:
 
 
 @dataclass
+class VirtualStep:
+    procedure: VirtualProcedure
+    param: str
+    arguments: tuple               # argument expressions, resolved at run time
+
+
+@dataclass
+class LocalCall:
+    """A query that is only a virtual procedure's CALL: answered without the database."""
+
+    procedure: VirtualProcedure
+    arguments: tuple
+    fields: list[str]              # yielded fields, in column order
+    columns: list[str]             # their names as the client sees them
+
+
+@dataclass
 class Plan:
-    """What the planner runs: steps in order, then `body` (with `prefix` EXPLAIN/PROFILE if any)."""
+    """What the planner runs: steps in order, then `body` (with `prefix` EXPLAIN/PROFILE if any),
+    or, for a lone virtual procedure CALL, `local`."""
 
     body: str
     prefix: str | None
     steps: list
     placeholders: dict[str, Any]
+    local: LocalCall | None = None
 
     @property
     def text(self) -> str:
@@ -185,6 +204,8 @@ class PartPlanner:
         for index, clause in enumerate(self.part.clauses):
             if isinstance(clause, A.CallProcedure) and self.registry.procedure(clause.name):
                 self.plan_algorithm(index, clause)
+            elif isinstance(clause, A.CallProcedure) and self.registry.virtual(clause.name, self.kind):
+                self.plan_virtual(index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):
@@ -385,20 +406,14 @@ class PartPlanner:
 
     def plan_algorithm(self, clause_index: int, clause: A.CallProcedure) -> None:
         procedure = self.registry.procedure(clause.name)
-        if clause.optional:
-            raise argument_error(f"OPTIONAL CALL {procedure.name}() is not supported; use CALL.")
+        _check_not_optional(procedure.name, clause)
         args = clause.args or ()
         if len(args) > 1 or (args and not isinstance(args[0], (A.MapLiteral, A.Parameter))):
             raise argument_error(f"{procedure.name}() takes one map of parameters. Usage: "
                                  f"{procedure.signature or procedure.name + '({...})'}")
         if args and isinstance(args[0], A.MapLiteral):
             check_parameters(procedure, [k for k, _ in args[0].items])
-        fields = [y.field for y in clause.yields] if clause.yields else list(procedure.yields)
-        unknown = [f for f in fields if f not in procedure.yields]
-        if unknown:
-            raise syntax_error(f"Unknown procedure output: `{unknown[0]}`. {procedure.name}() yields "
-                               f"{', '.join(procedure.yields)}.")
-        names = {y.field: y.name for y in clause.yields or ()}
+        fields, names = yielded(procedure, clause)
         param = f"__alg{next(self.counter)}"
         row = f"__r{param[5:]}"
         # The scan binds the yielded node name directly: FalkorDB loses a node's identity for
@@ -413,13 +428,30 @@ class PartPlanner:
         lookup = bind.lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
         text = (f"MATCH ({node}) WITH {keep}, {lookup} AS {row} "
                 f"WHERE {row} IS NOT NULL WITH {', '.join(carried + outputs)}")
-        if clause.where is not None:
-            text += f" WHERE {self.render(clause.where)}"
-        if clause is self.part.clauses[-1]:
-            text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in fields)
-        self.add_edit((*clause.span, text))
+        self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
         self.placeholders.update(bind.placeholder(self.kind, param, True, 0))
         self.steps.append(AlgorithmStep(procedure, param, args[0] if args else None))
+
+    def plan_virtual(self, clause_index: int, clause: A.CallProcedure) -> None:
+        """The CALL becomes an UNWIND of the rows the procedure will answer (`$__vN`)."""
+        procedure = self.registry.virtual(clause.name, self.kind)
+        _check_not_optional(procedure.name, clause)
+        fields, names = yielded(procedure, clause)
+        param = f"__v{next(self.counter)}"
+        row = f"__r{param[3:]}"
+        carried = [quote_name(n) for n in self.scopes[clause_index]]
+        outputs = [f"{row}[{procedure.yields.index(f)}] AS {quote_name(names.get(f, f))}" for f in fields]
+        text = f"UNWIND ${param} AS {row} WITH {', '.join(carried + outputs) or '*'}"
+        self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
+        self.placeholders[param] = []
+        self.steps.append(VirtualStep(procedure, param, clause.args or ()))
+
+    def call_tail(self, clause: A.CallProcedure, fields: list[str], names: dict[str, str]) -> str:
+        """The YIELD's WHERE, and the RETURN a query ending in the CALL implies."""
+        text = f" WHERE {self.render(clause.where)}" if clause.where is not None else ""
+        if clause is self.part.clauses[-1] and fields:
+            text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in fields)
+        return text
 
     # -- column names
 
@@ -434,6 +466,35 @@ class PartPlanner:
             if item.alias is None and any(start <= s and e <= end and (s, e) != (end, end)
                                           for s, e, _ in self.edits):
                 self.add_edit((end, end, f" AS {quote_name(item.expr.text_in(self.text))}"))
+
+
+def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure) -> tuple[list[str], dict[str, str]]:
+    """The fields a CALL yields (all of them without YIELD or with YIELD *) and their aliases."""
+    fields = [y.field for y in clause.yields] if clause.yields else list(procedure.yields)
+    unknown = [f for f in fields if f not in procedure.yields]
+    if unknown:
+        raise syntax_error(f"Unknown procedure output: `{unknown[0]}`. {procedure.name}() yields "
+                           f"{', '.join(procedure.yields) or 'nothing'}.")
+    return fields, {y.field: y.name for y in clause.yields or ()}
+
+
+def local_call(registry: Registry, kind: str, query: A.Query) -> LocalCall | None:
+    """A query that is nothing but `CALL virtual(...) [YIELD ...]` (no WHERE, no other clause)."""
+    if len(query.parts) != 1 or len(query.parts[0].clauses) != 1:
+        return None
+    clause = query.parts[0].clauses[0]
+    if not isinstance(clause, A.CallProcedure) or clause.where is not None or clause.optional:
+        return None
+    procedure = registry.virtual(clause.name, kind)
+    if procedure is None:
+        return None
+    fields, names = yielded(procedure, clause)
+    return LocalCall(procedure, clause.args or (), fields, [names.get(f, f) for f in fields])
+
+
+def _check_not_optional(name: str, clause: A.CallProcedure) -> None:
+    if clause.optional:
+        raise argument_error(f"OPTIONAL CALL {name}() is not supported; use CALL.")
 
 
 def check_parameters(procedure: Procedure, names) -> None:

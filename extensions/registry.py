@@ -133,6 +133,43 @@ class Extension:
                 f"{self.name}() takes {expected} arguments, got {n}. Usage: {self.signature or self.name}")
 
 
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What a virtual procedure may know while it answers one CALL."""
+
+    graph: GraphContext
+    registry: "Registry"
+    #: "falkordb" or "neo4j": the backend the query runs on.
+    backend_kind: str
+    #: The logged-in user (None for the embedded database's anonymous uses).
+    user: str | None
+    #: The transaction metadata the client sent with BEGIN (or with RUN, auto-commit).
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class VirtualProcedure:
+    """A procedure the proxy answers itself: `describe()` and the compatibility shims
+    (`dbms.components`, `apoc.meta.*`, ...) for backends that lack them.
+
+    `answer(ctx, args)` gets the CALL's arguments (constants: literals and parameters) and
+    returns the rows, one list per row in `yields` order. The planner binds the rows into the
+    query (`UNWIND $__v0 AS r WITH r[0] AS name ...`), so YIELD, WHERE and the clauses after the
+    CALL run in the database on either backend, inside transactions too; a query that is only
+    the CALL is answered without the database (so it also works on the `system` database).
+    """
+
+    name: str
+    yields: tuple[str, ...]
+    answer: Callable[[CallContext, list[Any]], Awaitable[list[list[Any]]]]
+    signature: str = ""
+    description: str = ""
+    #: As SHOW PROCEDURES reports it: READ, WRITE, SCHEMA or DBMS.
+    mode: str = "READ"
+    #: Backend kinds on which the proxy answers it; elsewhere the backend's own runs.
+    backends: frozenset[str] = frozenset({"falkordb", "neo4j"})
+
+
 @dataclass(frozen=True)
 class Procedure:
     """An algorithm extension: `CALL name({params}) YIELD node, score ...`.
@@ -155,17 +192,20 @@ class Procedure:
 
 
 class Registry:
-    """Extensions (and algorithm procedures) by lower-case name."""
+    """Extensions, algorithm procedures and virtual procedures by lower-case name."""
 
-    def __init__(self, extensions: Iterable[Extension | Procedure] = ()):
+    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
+        self._virtual: dict[str, VirtualProcedure] = {}
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure) -> None:
+    def add(self, ext: Extension | Procedure | VirtualProcedure) -> None:
         if isinstance(ext, Procedure):
             self._procedures[ext.name.lower()] = ext
+        elif isinstance(ext, VirtualProcedure):
+            self._virtual[ext.name.lower()] = ext
         else:
             self._by_name[ext.name.lower()] = ext
 
@@ -174,6 +214,15 @@ class Registry:
 
     def procedures(self) -> list[Procedure]:
         return list(self._procedures.values())
+
+    def virtual(self, name: str, backend_kind: str) -> VirtualProcedure | None:
+        """The virtual procedure `name` if the proxy answers it on `backend_kind`."""
+        found = self._virtual.get(name.lower())
+        return found if found is not None and backend_kind in found.backends else None
+
+    def virtual_procedures(self, backend_kind: str | None = None) -> list[VirtualProcedure]:
+        """Virtual procedures (those answered on `backend_kind`, if given)."""
+        return [v for v in self._virtual.values() if backend_kind is None or backend_kind in v.backends]
 
     def get(self, name: str) -> Extension | None:
         return self._by_name.get(name.lower())

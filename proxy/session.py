@@ -19,6 +19,9 @@ class Runner(Protocol):
     backend: Backend
     #: The database the queries go to.
     database: str
+    #: Who runs them, and the transaction metadata sent with BEGIN (or RUN, auto-commit).
+    user: str | None
+    metadata: dict[str, Any] | None
 
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
 
@@ -40,9 +43,11 @@ class PassThroughPlanner:
 
 
 class AutoCommitRunner:
-    def __init__(self, backend: Backend, config: TxConfig, credentials: Any):
+    def __init__(self, backend: Backend, config: TxConfig, credentials: Any, user: str | None = None):
         self.backend = backend
         self.database = config.database or backend.default_database
+        self.user = user
+        self.metadata = config.metadata
         self._config = config
         self._credentials = credentials
 
@@ -54,9 +59,11 @@ class AutoCommitRunner:
 
 
 class TransactionRunner:
-    def __init__(self, backend: Backend, tx: Transaction, database: str):
+    def __init__(self, backend: Backend, tx: Transaction, config: TxConfig, user: str | None = None):
         self.backend = backend
-        self.database = database
+        self.database = config.database or backend.default_database
+        self.user = user
+        self.metadata = config.metadata
         self._tx = tx
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
@@ -100,9 +107,9 @@ class Session:
     async def run(self, query: str, params: dict[str, Any], config: TxConfig | None = None) -> Result:
         """Run a query in the open transaction, or auto-commit with `config`."""
         if self._tx is not None:
-            runner: Runner = TransactionRunner(self.backend, self._tx, self.database)
+            runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user)
         else:
-            runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials)
+            runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials, self.user)
         return await self.planner.execute(query, params or {}, runner)
 
     async def begin(self, config: TxConfig) -> None:
