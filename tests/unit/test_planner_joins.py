@@ -260,7 +260,7 @@ async def test_writes_are_seen_by_the_next_query_and_inside_the_transaction(db, 
     centre = (await run("MATCH (z:Zone {name: 'z1'}) RETURN centroid(z)"))[0][0]
     tx = await backend.begin(TxConfig(), creds)
     try:
-        runner = TransactionRunner(backend, tx, backend.default_database)
+        runner = TransactionRunner(backend, tx, TxConfig())
         await rows(await runner.run("CREATE (:Site {name: 'new', location: $p})", {"p": centre}))
         assert (await run(query, runner=runner))[0][0] == before + 1
     finally:
