@@ -70,6 +70,10 @@ def test_not_a_join(query):
     assert _joins(query) == []
 
 
+def test_point_distance_is_the_database_s_own():
+    assert _planner().plan("RETURN point.distance(point({latitude: 60, longitude: 5}), $p) AS d") is None
+
+
 @pytest.mark.parametrize("condition,inclusive", [
     ("distance(w, f) < $r", False), ("distance(w, f) <= $r", True),
     ("$r > distance(w, f)", False), ("$r >= distance(w, f)", True),
