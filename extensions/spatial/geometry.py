@@ -136,7 +136,7 @@ def _parse_points(values: list, rows: list[int], out: np.ndarray, errors: dict[i
                 errors[i] = exc.message
             continue
         lon_lat[j] = float(value[0]), float(value[1])
-    ok = ~np.isnan(lon_lat[:, 0])
+    ok = np.isfinite(lon_lat).all(axis=1)
     out[np.asarray(rows)[ok]] = shapely.points(lon_lat[ok])
 
 

@@ -33,6 +33,7 @@ from .store import NODE, GeometryStore, Layer, lookup
 _CONVERSE = {"contains": "within", "intersects": "intersects"}
 _INLINE = 2_000                     # nodes on both sides above which pairs are computed in a thread
 _GROWTH = 4.0                       # nearest: search radius factor per round
+_EARTH = 4e7                        # metres: more than any geodesic distance on the ellipsoid
 
 
 @dataclass(eq=False)
@@ -163,6 +164,9 @@ def _nearest(a: _Nodes, b: _Nodes, k: int) -> tuple[np.ndarray, np.ndarray]:
             bound[pending[enough]] = _kth_smallest(ia[mine], d, k, len(pending))[enough]
         pending = pending[~enough]
         radius[pending] *= _GROWTH
+        if pending.size and radius[pending].min() > _EARTH:   # boxes cover the world: all there is
+            bound[pending] = np.inf
+            break
     ia, ib = b.tree.query(search_boxes(a.geoms, bound))
     d = distances(a.geoms[ia], b.geoms[ib])
     keep = d <= _kth_smallest(ia, d, k, len(a.ids))[ia]
