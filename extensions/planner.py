@@ -31,6 +31,7 @@ from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
+from .joins import JoinPlanner, JoinStep, run_join
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
                     check_parameters, local_call, splice)
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
@@ -46,7 +47,7 @@ class ExtensionPlanner:
         self.backend_kind = backend_kind
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
-                       VirtualStep: self._run_virtual}
+                       VirtualStep: self._run_virtual, JoinStep: self._run_join}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
 
@@ -111,7 +112,7 @@ class ExtensionPlanner:
         counter = count()
         for part in tree.parts:
             planner = PartPlanner(query, part, self.registry, kind, edits, counter)
-            planner.plan()
+            planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
         if not edits and not (tree.options and kind == "falkordb"):
@@ -166,6 +167,10 @@ class ExtensionPlanner:
         if offload:
             return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
+
+    async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        bound = [None if expr is None else _constant(expr, params) for expr in step.bound]
+        return await run_join(step, bound, params, graph_context(runner))
 
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure

@@ -202,7 +202,9 @@ class PartPlanner:
 
     # -- entry point
 
-    def plan(self) -> None:
+    def plan(self, joins=None) -> None:
+        """Plan every extension call of the part. `joins` (extensions/joins.py) claims the calls
+        it answers from an index and plans its steps, in dependency order with the probes."""
         calls = self.extension_calls()
         for call, clause_index, ancestors in calls:
             self.check_call(call, clause_index, ancestors)
@@ -221,6 +223,8 @@ class PartPlanner:
                 late.plan_vector_property(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
+            if joins is not None and joins.claims(call):
+                continue
             stage, scope = self.stage(call, clause_index, ancestors)
             _, scope = self.context(call, ancestors, scope)
             self.check_scope(call, scope, clause_index)
@@ -230,7 +234,11 @@ class PartPlanner:
         # Dependency order: clause by clause; within a clause, the rows entering it before its
         # WHERE / ORDER BY; inner calls before the calls they feed; comprehension sources first.
         for key in sorted(groups, key=lambda k: k[:4]):
+            if joins is not None:
+                joins.plan_until(key[:2])
             self.plan_probe(key[0], key[4], groups[key])
+        if joins is not None:
+            joins.plan_until(None)
         self.alias_return_items()
 
     def extension_calls(self) -> list[tuple[A.FunctionCall, int, tuple]]:
@@ -380,10 +388,10 @@ class PartPlanner:
         index_arg, keys, key_cols = None, [], []
         for i, arg in enumerate(call.args):
             kind = ext.arg_kinds[i]
-            if kind is ArgKind.PROPERTY:
+            if kind is ArgKind.PROPERTY or (kind is ArgKind.NODE_PROPERTY_OR_VALUE and _node_property(arg, scope)):
                 plan = ArgPlan("property", self.render(arg.expr), key=arg.key)
-            elif kind is ArgKind.NODE or (kind is ArgKind.NODE_OR_VALUE and isinstance(arg, A.Variable)
-                                          and scope.get(arg.name) == "node"):
+            elif kind is ArgKind.NODE or (kind in (ArgKind.NODE_OR_VALUE, ArgKind.NODE_PROPERTY_OR_VALUE)
+                                          and isinstance(arg, A.Variable) and scope.get(arg.name) == "node"):
                 plan = ArgPlan("node", self.render(arg))
             else:
                 plan = ArgPlan("value", self.render(arg))
@@ -595,6 +603,11 @@ def _arg_vars(call: A.FunctionCall) -> set[str]:
             if isinstance(node, A.Reduce):
                 names.discard(node.acc.name)
     return names
+
+
+def _node_property(arg: A.Expr, scope: dict) -> bool:
+    """`n.key` on a node variable."""
+    return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == "node"
 
 
 def _varies(arg: A.Expr) -> bool:

@@ -27,6 +27,9 @@ class ArgKind(Enum):
     VALUE = "value"
     #: A node (passed as `NodeRef`) or any other value (passed as is).
     NODE_OR_VALUE = "node_or_value"
+    #: A node (`NodeRef`), a node's property `n.key` (`PropertyRef`, for evaluators that read
+    #: the property from their own store), or any other value (passed as is).
+    NODE_PROPERTY_OR_VALUE = "node_property_or_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,34 @@ class GraphContext:
     stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class JoinSide:
+    """One side of an index join at run time (planned by extensions/joins.py).
+
+    `refs` are its candidate nodes (`NodeRef`, or `PropertyRef` when the argument is `n.key`),
+    or None when the side is every node of `label`, which the evaluator reads from its own index.
+    """
+
+    label: str | None
+    key: str | None                # the property the argument reads; None: the node itself
+    refs: list | None = None
+
+
+@dataclass(frozen=True)
+class IndexJoin:
+    """How an extension answers a join from an index instead of pair by pair.
+
+    `modes` it answers: "predicate" (`f(a, b)` is true; bound None), "within" (`f(a, b) < r`;
+    bound `(r, inclusive)`), "nearest" (`ORDER BY f(a, b) LIMIT k`; bound k: for each left node
+    its k right nodes with the smallest value, ties kept, and every right node where values are
+    missing). `pairs(graph, mode, left, right, bound)` returns the (left id, right id) pairs,
+    deciding exactly as `evaluate` would.
+    """
+
+    modes: frozenset[str]
+    pairs: Callable[[GraphContext, str, JoinSide, JoinSide, Any], Awaitable[list[tuple[int, int]]]]
+
+
 @dataclass(frozen=True)
 class Extension:
     """One extension function.
@@ -89,6 +120,8 @@ class Extension:
     #: `prepare(graph, rows)` before `evaluate`, which then gets its result as a second
     #: argument, `evaluate(rows, prepared)`.
     prepare: Callable[[GraphContext, Sequence[tuple]], Awaitable[Any]] | None = None
+    #: Two-argument functions whose joins an index can answer (see `IndexJoin`).
+    index_join: IndexJoin | None = None
 
     @property
     def max_args(self) -> int:
