@@ -169,7 +169,7 @@ class ExtensionPlanner:
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        bound = [None if expr is None else _constant(expr, params) for expr in step.bound]
+        bound = [None if expr is None else constant(expr, params) for expr in step.bound]
         return await run_join(step, bound, params, graph_context(runner))
 
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
