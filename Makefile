@@ -11,7 +11,7 @@ ifdef TCK
 export TCK_DIR := $(abspath $(TCK))
 endif
 
-.PHONY: install demo serve test fuzz bench conformance clean
+.PHONY: install browser demo serve test fuzz bench conformance clean
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,14 @@ $(BASE): pyproject.toml
 	$(PY) -m pip install --quiet -e .
 	touch $(BASE)
 
-# neo4j 6.x is tested as a client only: its own directory, no resolution against the proxy's
-# neo4j 5 (its one requirement is pytz).
-$(STAMP): $(BASE) tests/js/package.json
+# neo4j 6.x is tested as a client only: its own directory, installed without resolving against
+# the proxy's neo4j 5 (no pip conflict). Its requirements: pytz, and for [http] aiohttp (the
+# proxy's own) and urllib3.
+$(STAMP): $(BASE) tests/js/package.json tests/stock/requirements.txt
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet --no-deps --upgrade --target .cache/neo4j6 'neo4j>=6,<7' pytz
+	$(PY) -m pip install --quiet --no-deps --upgrade --target .cache/neo4j6 'neo4j>=6,<7' pytz urllib3
+	$(PYTHON) -m venv .cache/stock        # stock agent tools: their own env (they need neo4j 6.x)
+	.cache/stock/bin/python -m pip install --quiet -r tests/stock/requirements.txt
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 
@@ -35,7 +38,13 @@ demo: $(BASE)
 serve: $(BASE)
 	$(VENV)/bin/cypher-proxy serve
 
-test: install
+# Headless Chromium for tests/integration/test_browser.py (which skips, saying why, without it).
+browser:
+	@command -v chromium >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	  echo "chromium could not be installed: the browser test will be skipped"
+
+test: install browser
 	$(PY) -m pytest -q -p no:cacheprovider
 
 # The long form of tests/fuzz (make test runs a bounded sample).

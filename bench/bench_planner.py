@@ -72,7 +72,7 @@ def main() -> None:
     assert planner.plan(PLAIN_QUERY) is None and planner.plan(EXTENSION_QUERY) is not None
 
     fast = _per_call(lambda: planner.plan(PLAIN_QUERY), 20_000)
-    pairs = dialect.triggers([e.name for e in planner.registry], True)
+    pairs = dialect.triggers([e.name for e in planner.registry], [], True)
     scan = _per_call(lambda: dialect.triggered(PLAIN_QUERY, pairs), 5_000)
     warm = _per_call(lambda: planner.plan(EXTENSION_QUERY), 20_000)
 

@@ -8,6 +8,8 @@
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
   runs with the values bound as parameters (`bind.py`);
+- a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
+  rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
   `PROFILE` runs the probes, then profiles the rewritten query.
 """
@@ -20,14 +22,19 @@ from itertools import count
 from operator import itemgetter
 from typing import Any
 
-from proxy.backends.base import Result
+from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
+from proxy.values import Node, Relationship
 
 from . import bind, dialect
+from .arguments import constant
+from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
-from .probe import AlgorithmStep, PartPlanner, Plan, Site, check_parameters, splice
-from .registry import GraphContext, NodeRef, PropertyRef, Registry
+from .joins import JoinPlanner, JoinStep, run_join
+from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
+                    check_parameters, local_call, splice)
+from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048
 #: Longer queries are planned in a worker thread and not cached (parsing 600 KB takes ~3 s).
@@ -41,10 +48,18 @@ class ExtensionPlanner:
         self.registry = registry
         self.backend_kind = backend_kind
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
-        self._triggers = dialect.triggers(self._names(), backend_kind == "falkordb")
+        self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
+                       VirtualStep: self._run_virtual, JoinStep: self._run_join}
+        self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
+                                          backend_kind == "falkordb")
+
+    def _procedure_names(self) -> list[str]:
+        return ([p.name for p in self.registry.procedures()]
+                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable]
+                + [r.name for r in self.registry.rewrites(self.backend_kind)])
 
     def _names(self) -> list[str]:
-        return [e.name for e in self.registry] + [p.name for p in self.registry.procedures()]
+        return [e.name for e in self.registry] + self._procedure_names()
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
         if len(query) <= _PLAN_INLINE_CHARS:
@@ -53,12 +68,26 @@ class ExtensionPlanner:
             plan = await asyncio.to_thread(self._decide, query)
         if plan is None:
             return await runner.run(query, params)
+        if plan.local is not None:
+            return await self._answer_locally(plan.local, plan.prefix, params, runner)
+        if plan.command is not None:
+            return await self._run_command(plan, params, runner)
+        text = plan.text
         if plan.prefix == "EXPLAIN":
-            return await runner.run(plan.text, {**params, **plan.placeholders})
+            for step in plan.steps:
+                if isinstance(step, LateStep):
+                    text = text.replace(step.marker, step.render([]))
+            return await runner.run(text, {**params, **plan.placeholders})
         values: dict[str, Any] = {}
         for step in plan.steps:
-            values.update(await self._run_step(step, {**params, **values}, runner))
-        return await runner.run(plan.text, {**params, **values})
+            if isinstance(step, LateStep):
+                result = await runner.run(step.probe, {**params, **values})
+                rows = await result.fetch(-1)
+                await result.consume()
+                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+            else:
+                values.update(await self._run_step(step, {**params, **values}, runner))
+        return await runner.run(text, {**params, **values})
 
     # -- planning
 
@@ -76,6 +105,9 @@ class ExtensionPlanner:
             if any(name.lower() in query.lower() for name in self._names()):
                 raise
             return None            # a bridge-only trigger we cannot parse: let the database answer
+        command = self._command(tree)
+        if command is not None:
+            return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
@@ -85,19 +117,39 @@ class ExtensionPlanner:
         counter = count()
         for part in tree.parts:
             planner = PartPlanner(query, part, self.registry, kind, edits, counter)
-            planner.plan()
+            planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits:
+        if not edits and not (tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
-        return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders)
+        return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
+                    local=local_call(self.registry, kind, tree),
+                    options=tree.options if kind != "falkordb" else None)
+
+    def _command(self, tree: A.Query) -> tuple | None:
+        """(handler, node) when `tree` is a schema command the proxy runs on this backend."""
+        clauses = tree.parts[0].clauses
+        if len(tree.parts) != 1 or len(clauses) != 1:
+            return None
+        handler = self.registry.command(type(clauses[0]), self.backend_kind)
+        return (handler, clauses[0]) if handler is not None else None
 
     # -- execution
 
+    async def _run_command(self, plan: Plan, params: dict[str, Any], runner) -> Result:
+        handler, node = plan.command
+        if plan.prefix == "EXPLAIN":
+            summary = Summary(database=runner.database, query_type="s")
+            summary.plan = {"operatorType": type(node).__name__, "identifiers": [], "arguments": {},
+                            "children": []}
+            return ListResult([], [], summary)
+        return await handler.run(node, params, self._call_context(runner), runner)
+
     async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
-        if isinstance(step, AlgorithmStep):
-            return await self._run_algorithm(step, params, runner)
+        return await self._steps[type(step)](step, params, runner)
+
+    async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
         result = await runner.run(step.text, params)
         rows = await result.fetch(-1)
         await result.consume()
@@ -121,25 +173,66 @@ class ExtensionPlanner:
             return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
 
+    async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        bound = [None if expr is None else constant(expr, params) for expr in step.bound]
+        return await run_join(step, bound, params, graph_context(runner))
+
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
         arguments = dict(procedure.parameters)
         if step.arguments is not None:
-            given = _constant(step.arguments, params)
+            given = constant(step.arguments, params)
             if not isinstance(given, dict):
                 raise argument_error(f"{procedure.name}() takes a map of parameters, got {given!r}")
             check_parameters(procedure, given)
             arguments.update(given)
         node_id = bind.node_index_expr(self.backend_kind, "{}")        # a template for the procedure
-        result = await runner.run(procedure.graph_query(arguments, node_id), params)
-        rows = await result.fetch(-1)
-        await result.consume()
-        if len(rows) > procedure.offload_above:
-            computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
+        if procedure.run is not None:
+            computed = await procedure.run(graph_context(runner), arguments, node_id)
         else:
-            computed = procedure.evaluate(arguments, rows)
+            result = await runner.run(procedure.graph_query(arguments, node_id), params)
+            rows = await result.fetch(-1)
+            await result.consume()
+            if len(rows) > procedure.offload_above:
+                computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
+            else:
+                computed = procedure.evaluate(arguments, rows)
         return bind.build(self.backend_kind, step.param, True,
                           ((key, (), list(row)) for key, row in computed.items()))
+
+
+    async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        arguments = [constant(arg, params) for arg in step.arguments]
+        rows = await step.procedure.answer(self._call_context(runner), arguments)
+        return {step.param: _bindable(rows) if self.backend_kind == "falkordb" else rows}
+
+    async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
+                              runner) -> Result:
+        """A lone virtual CALL: the rows come from Python; EXPLAIN shows a one-operator plan."""
+        summary = Summary(database=runner.database, query_type=_QUERY_TYPES.get(call.procedure.mode, "r"))
+        operator = {"operatorType": "ProcedureCall", "identifiers": call.columns,
+                    "arguments": {"Details": call.procedure.signature or call.procedure.name},
+                    "children": []}
+        if prefix == "EXPLAIN":
+            summary.plan = operator
+            return ListResult([], [], summary)
+        arguments = [constant(arg, params) for arg in call.arguments]
+        rows = await call.procedure.answer(self._call_context(runner), arguments)
+        positions = [call.procedure.yields.index(f) for f in call.fields]
+        records = [[row[i] for i in positions] for row in rows]
+        if prefix == "PROFILE":
+            summary.profile = {**operator, "rows": len(records), "dbHits": 0}
+        return ListResult(call.columns, records, summary)
+
+    def _call_context(self, runner) -> CallContext:
+        backend = runner.backend
+        return CallContext(graph_context(runner), self.registry, self.backend_kind,
+                           runner.user, dict(runner.metadata or {}),
+                           lambda: backend.databases(runner.credentials), backend.default_database)
+
+
+#: Neo4j's query type for a procedure by its mode.
+_QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 
 def graph_context(runner) -> GraphContext:
@@ -150,7 +243,25 @@ def graph_context(runner) -> GraphContext:
         rows = await result.fetch(-1)
         await result.consume()
         return rows
-    return GraphContext(runner.database, runner.graph_state(), read)
+
+    async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
+        result = await runner.run(query, params)
+        while rows := await result.fetch(batch):
+            yield rows
+        await result.consume()
+    return GraphContext(runner.database, runner.graph_state(), read, stream)
+
+
+def _bindable(value: Any) -> Any:
+    """Rows as FalkorDB can take them as a parameter: its parameters are literals, so the
+    virtual nodes and relationships of schema procedures travel as their property maps."""
+    if isinstance(value, list):
+        return [_bindable(v) for v in value]
+    if isinstance(value, (Node, Relationship)):
+        return _bindable(value.properties)
+    if isinstance(value, dict):
+        return {k: _bindable(v) for k, v in value.items()}
+    return value
 
 
 def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
@@ -218,21 +329,3 @@ def _argument_maker(arg, kind: str):
             refs[node_id] = ref = PropertyRef(ref, arg.key) if arg.kind == "property" else ref
         return ref
     return make
-
-
-def _constant(expr: A.Expr, params: dict[str, Any]) -> Any:
-    """The value of a constant algorithm argument (literals, parameters, lists and maps of them)."""
-    if isinstance(expr, A.Literal):
-        return expr.value
-    if isinstance(expr, A.Parameter):
-        if expr.name not in params:
-            raise CypherError("Neo.ClientError.Statement.ParameterMissing", f"Expected parameter(s): {expr.name}")
-        return params[expr.name]
-    if isinstance(expr, A.ListLiteral):
-        return [_constant(item, params) for item in expr.items]
-    if isinstance(expr, A.MapLiteral):
-        return {key: _constant(value, params) for key, value in expr.items}
-    if isinstance(expr, A.UnaryOp) and expr.op == "-":
-        return -_constant(expr.operand, params)
-    raise CypherError("Neo.ClientError.Statement.ArgumentError",
-                      "Algorithm parameters must be literals or query parameters")

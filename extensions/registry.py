@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Awaitable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Hashable
 from typing import Any, Callable, Iterable, Sequence
 
 from proxy.errors import argument_error
@@ -27,6 +27,9 @@ class ArgKind(Enum):
     VALUE = "value"
     #: A node (passed as `NodeRef`) or any other value (passed as is).
     NODE_OR_VALUE = "node_or_value"
+    #: A node (`NodeRef`), a node's property `n.key` (`PropertyRef`, for evaluators that read
+    #: the property from their own store), or any other value (passed as is).
+    NODE_PROPERTY_OR_VALUE = "node_property_or_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +59,42 @@ class GraphContext:
     upstream Neo4j it also changes on a TTL). None means the query sees uncommitted writes
     of its own transaction: use nothing cached and cache nothing.
     `read(query, params)` runs a read-only query where the client's query runs (in its
-    transaction, if any) and returns every row.
+    transaction, if any) and returns every row; `stream(query, params)` is the same as an async
+    iterator of row batches, for results too big to hold twice.
     """
 
     database: str
     state: Hashable | None
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
+    stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinSide:
+    """One side of an index join at run time (planned by extensions/joins.py).
+
+    `refs` are its candidate nodes (`NodeRef`, or `PropertyRef` when the argument is `n.key`),
+    or None when the side is every node of `label`, which the evaluator reads from its own index.
+    """
+
+    label: str | None
+    key: str | None                # the property the argument reads; None: the node itself
+    refs: list | None = None
+
+
+@dataclass(frozen=True)
+class IndexJoin:
+    """How an extension answers a join from an index instead of pair by pair.
+
+    `modes` it answers: "predicate" (`f(a, b)` is true; bound None), "within" (`f(a, b) < r`;
+    bound `(r, inclusive)`), "nearest" (`ORDER BY f(a, b) LIMIT k`; bound k: for each left node
+    its k right nodes with the smallest value, ties kept, and every right node where values are
+    missing). `pairs(graph, mode, left, right, bound)` returns the (left id, right id) pairs,
+    deciding exactly as `evaluate` would.
+    """
+
+    modes: frozenset[str]
+    pairs: Callable[[GraphContext, str, JoinSide, JoinSide, Any], Awaitable[list[tuple[int, int]]]]
 
 
 @dataclass(frozen=True)
@@ -87,6 +120,8 @@ class Extension:
     #: `prepare(graph, rows)` before `evaluate`, which then gets its result as a second
     #: argument, `evaluate(rows, prepared)`.
     prepare: Callable[[GraphContext, Sequence[tuple]], Awaitable[Any]] | None = None
+    #: Two-argument functions whose joins an index can answer (see `IndexJoin`).
+    index_join: IndexJoin | None = None
 
     @property
     def max_args(self) -> int:
@@ -100,6 +135,54 @@ class Extension:
                 f"{self.name}() takes {expected} arguments, got {n}. Usage: {self.signature or self.name}")
 
 
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """What a virtual procedure may know while it answers one CALL."""
+
+    graph: GraphContext
+    registry: "Registry"
+    #: "falkordb" or "neo4j": the backend the query runs on.
+    backend_kind: str
+    #: The logged-in user (None for the embedded database's anonymous uses).
+    user: str | None
+    #: The transaction metadata the client sent with BEGIN (or with RUN, auto-commit).
+    metadata: dict[str, Any]
+    #: The databases the user may select, and the default one (SHOW DATABASES, dbms.*).
+    databases: Callable[[], Awaitable[list[str]]] | None = None
+    home_database: str = "neo4j"
+
+
+@dataclass(frozen=True)
+class VirtualProcedure:
+    """A procedure the proxy answers itself: `describe()` and the compatibility shims
+    (`dbms.components`, `apoc.meta.*`, ...) for backends that lack them.
+
+    `answer(ctx, args)` gets the CALL's arguments (constants: literals and parameters) and
+    returns the rows, one list per row in `yields` order. The planner binds the rows into the
+    query (`UNWIND $__v0 AS r WITH r[0] AS name ...`), so YIELD, WHERE and the clauses after the
+    CALL run in the database on either backend, inside transactions too; a query that is only
+    the CALL is answered without the database (so it also works on the `system` database).
+    """
+
+    name: str
+    yields: tuple[str, ...]
+    answer: Callable[[CallContext, list[Any]], Awaitable[list[list[Any]]]]
+    signature: str = ""
+    description: str = ""
+    #: As SHOW PROCEDURES reports it: READ, WRITE, SCHEMA or DBMS.
+    mode: str = "READ"
+    #: Backend kinds on which the proxy answers it; elsewhere the backend's own runs.
+    backends: frozenset[str] = frozenset({"falkordb", "neo4j"})
+    #: For a SHOW command (named "SHOW <WHAT>", never callable by CALL): the columns it
+    #: returns without YIELD.
+    shown: tuple[str, ...] = ()
+
+    @property
+    def callable(self) -> bool:
+        """Whether CALL reaches it (SHOW commands are virtual procedures too, but not CALLable)."""
+        return not self.name.startswith("SHOW ")
+
+
 @dataclass(frozen=True)
 class Procedure:
     """An algorithm extension: `CALL name({params}) YIELD node, score ...`.
@@ -108,6 +191,8 @@ class Procedure:
     Cypher; `node_id` is a template such as 'id({})' the query must use for node identities),
     hands its rows to `evaluate(params, rows)`, which returns `{node identity: (other yield
     values, in `yields` order)}`, and rewrites the CALL into a scan of the nodes that got a row.
+    A procedure with `run` instead gets the whole step: `await run(graph, params, node_id)`
+    returns that mapping (families that cache what they read and compute off the event loop).
     """
 
     name: str
@@ -115,32 +200,89 @@ class Procedure:
     parameters: dict[str, Any]
     #: Output columns; the first one is the node.
     yields: tuple[str, ...]
-    graph_query: Callable[[dict[str, Any], str], str]
-    evaluate: Callable[[dict[str, Any], Sequence[Sequence[Any]]], dict[Any, tuple]]
+    graph_query: Callable[[dict[str, Any], str], str] | None = None
+    evaluate: Callable[[dict[str, Any], Sequence[Sequence[Any]]], dict[Any, tuple]] | None = None
     signature: str = ""
     offload_above: int = 2_000
+    run: Callable[[GraphContext, dict[str, Any], str], Awaitable[dict[Any, tuple]]] | None = None
+
+
+@dataclass(frozen=True)
+class CommandHandler:
+    """A schema command (CREATE/DROP INDEX or CONSTRAINT: the parser's typed node class `node`)
+    the proxy runs itself on backends that lack it: `run(command, params, ctx, runner)` returns
+    the `Result` the client gets."""
+
+    node: type
+    run: Callable[[Any, dict[str, Any], CallContext, Any], Awaitable[Any]]
+    backends: frozenset[str] = frozenset({"falkordb"})
+
+
+@dataclass(frozen=True)
+class ProcedureRewrite:
+    """A procedure CALL the proxy rewrites into the backend's own (Neo4j's vector and fulltext
+    procedures onto FalkorDB's): `plan(part_planner, clause_index, clause)` adds the edit and the
+    steps, like the planner's own `plan_virtual`. `yields` as the Neo4j procedure has them."""
+
+    name: str
+    yields: tuple[str, ...]
+    plan: Callable[[Any, int, Any], None]
+    signature: str = ""
+    description: str = ""
+    backends: frozenset[str] = frozenset({"falkordb"})
 
 
 class Registry:
-    """Extensions (and algorithm procedures) by lower-case name."""
+    """Extensions, algorithm procedures, virtual procedures (by lower-case name) and command handlers."""
 
-    def __init__(self, extensions: Iterable[Extension | Procedure] = ()):
+    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
+        self._virtual: dict[str, VirtualProcedure] = {}
+        self._commands: dict[type, CommandHandler] = {}
+        self._rewrites: dict[str, ProcedureRewrite] = {}
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure) -> None:
+    def add(self, ext: Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite) -> None:
         if isinstance(ext, Procedure):
             self._procedures[ext.name.lower()] = ext
+        elif isinstance(ext, VirtualProcedure):
+            self._virtual[ext.name.lower()] = ext
+        elif isinstance(ext, CommandHandler):
+            self._commands[ext.node] = ext
+        elif isinstance(ext, ProcedureRewrite):
+            self._rewrites[ext.name.lower()] = ext
         else:
             self._by_name[ext.name.lower()] = ext
+
+    def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
+        """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
+        found = self._rewrites.get(name.lower())
+        return found if found is not None and backend_kind in found.backends else None
+
+    def rewrites(self, backend_kind: str) -> list[ProcedureRewrite]:
+        return [r for r in self._rewrites.values() if backend_kind in r.backends]
+
+    def command(self, node: type, backend_kind: str) -> CommandHandler | None:
+        """The handler of schema command nodes of class `node` on `backend_kind`, if any."""
+        found = self._commands.get(node)
+        return found if found is not None and backend_kind in found.backends else None
 
     def procedure(self, name: str) -> Procedure | None:
         return self._procedures.get(name.lower())
 
     def procedures(self) -> list[Procedure]:
         return list(self._procedures.values())
+
+    def virtual(self, name: str, backend_kind: str) -> VirtualProcedure | None:
+        """The virtual procedure `name` if the proxy answers it on `backend_kind`."""
+        found = self._virtual.get(name.lower())
+        return found if found is not None and backend_kind in found.backends else None
+
+    def virtual_procedures(self, backend_kind: str | None = None) -> list[VirtualProcedure]:
+        """Virtual procedures (those answered on `backend_kind`, if given)."""
+        return [v for v in self._virtual.values() if backend_kind is None or backend_kind in v.backends]
 
     def get(self, name: str) -> Extension | None:
         return self._by_name.get(name.lower())

@@ -1,4 +1,4 @@
-"""Assembles the server: backend, planner, Bolt listener; runs until SIGTERM/SIGINT."""
+"""Assembles the server: backend, planner, Bolt and HTTP listeners; runs until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
+from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
 from proxy.session import Planner, Session
 
@@ -27,7 +28,8 @@ def create_backend(config: Config) -> Backend:
         return Neo4jBackend(config.upstream)
     from proxy.backends.falkordb import FalkorDBBackend
     return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password,
-                           query_timeout=config.query_timeout, max_unread_result=config.max_unread_result,
+                           idle_timeout=config.tx_idle_timeout or None, query_timeout=config.query_timeout,
+                           max_unread_result=config.max_unread_result,
                            unread_result_timeout=config.unread_result_timeout)
 
 
@@ -38,7 +40,8 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     """
     from extensions.catalog import build_registry
     from extensions.planner import ExtensionPlanner
-    return ExtensionPlanner(build_registry(config.data_dir), backend_kind=backend.kind)
+    return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
+                            backend_kind=backend.kind)
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext | None:
@@ -65,6 +68,7 @@ async def _load_demo(config: Config, backend: Backend) -> None:
         await result.consume()
 
     counts = await load_demo(run, default_root(config.data_dir), progress=lambda line: log.info("%s", line))
+    await backend.compact()          # e.g. a compact append-only file: the next start is quick
     marker.write_text(f"{counts}\n")
 
 
@@ -113,7 +117,8 @@ async def serve(config: Config, *, demo: bool = False) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    check_ports_free([(config.bolt_host, config.bolt_port, "--bolt")])
+    check_ports_free([(config.bolt_host, config.bolt_port, "--bolt"),
+                      (config.http_host, config.http_port, "--http")])
     config.data_dir.mkdir(parents=True, exist_ok=True)
     backend = create_backend(config)
     await backend.start()
@@ -125,21 +130,34 @@ async def serve(config: Config, *, demo: bool = False) -> None:
         logins = LoginGuard(config.auth_max_failed_attempts, config.auth_lock_time)
         limits = BoltLimits(config.max_message_size, config.max_parameter_size, config.auth_timeout,
                             config.max_unauthenticated_bytes)
+
+        def sessions() -> Session:
+            return Session(backend, planner, logins=logins)
+
+        http = HttpFrontEnd(sessions, tls=tls is not None, tx_idle_timeout=config.http_tx_timeout,
+                            bolt_limits=limits)
+        await http.setup()
         try:
-            server = await start_bolt_server(config.bolt_host, config.bolt_port,
-                                             lambda: Session(backend, planner, logins=logins),
-                                             ssl_context=tls, limits=limits)
-        except OSError as exc:
-            raise SystemExit(_port_message(config.bolt_host, config.bolt_port, "--bolt", exc)) from None
-        host, port = server.sockets[0].getsockname()[:2]
-        uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
-        if demo:
-            _print_demo_help(uri, config)
-        if config.backend == "falkordb":
-            log.info("embedded FalkorDB login: user %r", config.user)
-        print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
-        await stop.wait()
-        log.info("shutting down")
-        server.close()
+            try:
+                server = await start_bolt_server(config.bolt_host, config.bolt_port, sessions, ssl_context=tls,
+                                                 http_protocol=http.bolt_port_protocol, limits=limits)
+                host, port = server.sockets[0].getsockname()[:2]
+                http.endpoints.bolt_port = port
+                http_server = await http.listen(config.http_host, config.http_port, tls)
+            except OSError as exc:        # taken since the check at start
+                raise SystemExit(f"cypher-proxy: cannot listen: {exc}") from None
+            http_host, http_port = http_server.sockets[0].getsockname()[:2]
+            uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
+            if demo:
+                _print_demo_help(uri, config)
+            if config.backend == "falkordb":
+                log.info("embedded FalkorDB login: user %r", config.user)
+            log.info("HTTP APIs on %s://%s:%d", "https" if tls else "http", http_host, http_port)
+            print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
+            await stop.wait()
+            log.info("shutting down")
+            server.close()
+        finally:
+            await http.close()
     finally:
         await backend.stop()

@@ -24,6 +24,11 @@ class Runner(Protocol):
     backend: Backend
     #: The database the queries go to.
     database: str
+    #: Who runs them (and their backend credential handle), and the transaction metadata
+    #: sent with BEGIN (or RUN, auto-commit).
+    user: str | None
+    credentials: Any
+    metadata: dict[str, Any] | None
 
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
 
@@ -45,23 +50,29 @@ class PassThroughPlanner:
 
 
 class AutoCommitRunner:
-    def __init__(self, backend: Backend, config: TxConfig, credentials: Any):
+    def __init__(self, backend: Backend, config: TxConfig, credentials: Any, user: str | None = None):
         self.backend = backend
         self.database = config.database or backend.default_database
+        self.user = user
+        self.metadata = config.metadata
+        self.credentials = credentials
         self._config = config
-        self._credentials = credentials
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
-        return await self.backend.run(query, params, self._config, self._credentials)
+        return await self.backend.run(query, params, self._config, self.credentials)
 
     def graph_state(self) -> Hashable | None:
         return self.backend.graph_state(self.database)
 
 
 class TransactionRunner:
-    def __init__(self, backend: Backend, tx: Transaction, database: str):
+    def __init__(self, backend: Backend, tx: Transaction, config: TxConfig, user: str | None = None,
+                 credentials: Any = None):
         self.backend = backend
-        self.database = database
+        self.database = config.database or backend.default_database
+        self.user = user
+        self.metadata = config.metadata
+        self.credentials = credentials
         self._tx = tx
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
@@ -121,9 +132,10 @@ class Session:
         else:
             self.backend.check_query(query, params)
         if self._tx is not None:
-            runner: Runner = TransactionRunner(self.backend, self._tx, self.database)
+            runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user,
+                                               self.credentials)
         else:
-            runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials)
+            runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials, self.user)
         return await self.planner.execute(query, params, runner)
 
     async def begin(self, config: TxConfig) -> None:

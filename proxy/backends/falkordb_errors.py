@@ -168,7 +168,9 @@ RULES: tuple[Rule, ...] = (
     _rule(r"Failed to create relationship; endpoint was not found", ENTITY_NOT_FOUND,
           lambda m: "Failed to create the relationship: one of its nodes was deleted in this query."),
     # -- schema
-    _rule(r"(?:mandatory|unique) constraint violation", CONSTRAINT_FAILED),
+    _rule(r"(?:mandatory|unique) constraint violation", CONSTRAINT_FAILED,
+          lambda m: f"{m.string[0].upper()}{m.string[1:]} (a constraint of this database refuses "
+                    "the write)."),
     _rule(r"(?:Attribute '.*' is already indexed|Index already exists|Constraint already exists)",
           SCHEMA_EXISTS),
     _rule(r"(?:ERR )?Unable to drop index(.*)", INDEX_NOT_FOUND,

@@ -80,3 +80,23 @@ async def test_elementid_round_trip_through_the_driver(driver):
     records, _, _ = await driver.execute_query(
         "MATCH (n) WHERE elementId(n) = $id RETURN n.title AS t, elementId(n) AS e", id=element_id)
     assert [(r["t"], r["e"]) for r in records] == [("TROLL", element_id)]
+
+
+async def test_virtual_procedure_sees_user_and_transaction_metadata(driver):
+    async with driver.session() as session:
+        tx = await session.begin_transaction(metadata={"app": "e2e", "n": 1})
+        inside = await (await tx.run("MATCH (f:Field {title: 'TROLL'}) CALL test.numbers(1) "
+                                     "YIELD user, metadata RETURN f.title AS f, user, metadata")).data()
+        await tx.commit()
+        alone = await (await session.run(neo4j.Query("CALL test.numbers(1) YIELD metadata",
+                                                      metadata={"app": "auto"}))).data()
+    assert inside == [{"f": "TROLL", "user": "neo4j", "metadata": {"app": "e2e", "n": 1}}]
+    assert alone == [{"metadata": {"app": "auto"}}]
+
+
+async def test_lone_virtual_call_needs_no_graph(driver):
+    async with driver.session(database="system") as session:
+        result = await session.run("CALL test.numbers(2) YIELD name")
+        names = [record["name"] async for record in result]
+        summary = await result.consume()
+    assert names == ["n1", "n2"] and summary.query_type == "r"

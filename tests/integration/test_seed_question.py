@@ -13,13 +13,7 @@ import pandas as pd
 import pytest
 
 from proxy.demo import SEED_QUERY
-from tests.harness import PASSWORD, REPO, USER, ProxyProcess
-
-
-@pytest.fixture(scope="module")
-def demo():
-    with ProxyProcess(command="demo") as process:
-        yield process
+from tests.harness import PASSWORD, REPO, USER
 
 
 def test_demo_prints_how_to_connect_before_ready(demo):

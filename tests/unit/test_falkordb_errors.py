@@ -25,6 +25,8 @@ from proxy.backends.falkordb_errors import MAX_MESSAGE, MAX_QUOTED, RULES, error
     ("Procedure `foo.bar` is not registered", "Neo.ClientError.Procedure.ProcedureNotFound"),
     ("FalkorDB does not currently support =~", "Neo.ClientError.Statement.UnsupportedOperationError"),
     ("unique constraint violation on node of type Person", "Neo.ClientError.Schema.ConstraintValidationFailed"),
+    ("mandatory constraint violation: node with label P missing property a",
+     "Neo.ClientError.Schema.ConstraintValidationFailed"),
     ("Query timed out", "Neo.ClientError.Transaction.TransactionTimedOut"),
     ("graph.RO_QUERY is to be executed only on read-only queries", "Neo.ClientError.Statement.AccessMode"),
     ("Query's mem consumption exceeded capacity", "Neo.ClientError.General.TransactionOutOfMemoryError"),
@@ -40,6 +42,7 @@ def test_syntax_error_keeps_position_and_points_at_it():
     assert "line 1, column 8 (offset: 7)" in error.message
     assert error.message.endswith('"RETURN x("\n' + " " * 8 + "^")
     assert "foo" in error_from_reply("Unknown function 'foo'").message
+    assert "with the name `apoc.x` registered" in error_from_reply("Procedure `apoc.x` is not registered").message
 
 
 def test_a_long_context_keeps_the_caret_under_the_offending_character():

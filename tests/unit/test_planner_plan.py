@@ -176,7 +176,35 @@ async def test_standalone_algorithm_call(planner, runner):
     assert sorted(score for _, score in got) == [1.0, 1.0, 1.0]
 
 
+async def test_lone_virtual_call_is_answered_without_the_database(planner, runner):
+    result = await planner.execute("CALL test.numbers(2) YIELD name, value AS v", {}, runner)
+    assert result.keys == ["name", "v"]
+    assert await rows(result) == [["n1", 1], ["n2", 2]]
+    assert runner.queries == []
+    result = await planner.execute("call `test.numbers`", {}, runner)          # no parentheses
+    assert result.keys == ["value", "name", "user", "metadata"]
+    assert await rows(result) == [[i, f"n{i}", "tester", {"app": "tests"}] for i in (1, 2, 3)]
+
+
+async def test_virtual_call_rows_are_bound_for_the_database(planner, runner):
+    query = ("MATCH (f:Field) CALL test.numbers($n) YIELD value WHERE value > 1 "
+             "RETURN f.title AS f, value ORDER BY f, value")
+    got = await rows(await planner.execute(query, {"n": 3}, runner))
+    assert got == [["OSEBERG", 2], ["OSEBERG", 3], ["TROLL", 2], ["TROLL", 3]]
+    assert len(runner.queries) == 1 and "UNWIND $__v0" in runner.queries[0][0]
+
+
+async def test_explain_of_virtual_call(planner, runner):
+    summary = await (await planner.execute("EXPLAIN CALL test.numbers()", {}, runner)).consume()
+    assert summary.plan["operatorType"] == "ProcedureCall" and summary.query_type == "r"
+    query = "EXPLAIN CALL test.numbers() YIELD value RETURN sum(value) AS s"
+    summary = await (await planner.execute(query, {}, runner)).consume()
+    assert summary.plan is not None and runner.queries[0][0].startswith("EXPLAIN UNWIND")
+
+
 @pytest.mark.parametrize("query, message", [
+    ("CALL test.numbers() YIELD nope", "Unknown procedure output: `nope`"),
+    ("MATCH (f:Field) CALL test.numbers(size(f.title)) YIELD value RETURN value", "literals or query parameters"),
     ("MATCH (p) RETURN ts_avg(p.prd_oe_net, '2020', '2021', '2022')", "ts_avg(n.channel, start?, end?)"),
     ("MATCH (p) RETURN ts_avg(p, '2020')", "must be a property of a node"),
     ("CALL test_degree({scal: 2})", "Did you mean 'scale'?"),

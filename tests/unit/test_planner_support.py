@@ -17,6 +17,7 @@ from extensions.registry import (
     Procedure,
     PropertyRef,
     Registry,
+    VirtualProcedure,
 )
 from proxy.backends.base import TxConfig
 from proxy.errors import argument_error
@@ -85,6 +86,12 @@ def _label(rows) -> list[str]:
             for row in rows]
 
 
+async def _numbers(ctx, args) -> list[list[Any]]:
+    """test.numbers(n): rows (i, 'n<i>') for i in 1..n, plus who asked and with what metadata."""
+    n = args[0] if args else 3
+    return [[i, f"n{i}", ctx.user, ctx.metadata] for i in range(1, n + 1)]
+
+
 def registry() -> Registry:
     return Registry([
         Extension("ts_avg", (ArgKind.PROPERTY, ArgKind.VALUE, ArgKind.VALUE), 1, _ts_avg,
@@ -94,6 +101,8 @@ def registry() -> Registry:
         Procedure("test_degree", {"label": "ProductionProfile", "scale": 1.0, "min": 0},
                   ("node", "score"), _degree_query, _degree,
                   signature="CALL test_degree({label, scale, min}) YIELD node, score"),
+        VirtualProcedure("test.numbers", ("value", "name", "user", "metadata"), _numbers,
+                         signature="test.numbers(n = 3) :: (value, name, user, metadata)"),
     ])
 
 
@@ -125,6 +134,11 @@ class RecordingRunner:
         self.in_transaction = tx is not None
         self._credentials, self._tx = credentials, tx
         self.queries: list[tuple[str, dict]] = []
+        self.database = backend.default_database
+        self.user, self.metadata = "tester", {"app": "tests"}
+
+    def graph_state(self):
+        return None
 
     async def run(self, query: str, params: dict):
         self.queries.append((query, params))
