@@ -238,7 +238,7 @@ class FalkorDBBackend(Backend):
         self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart)
         self.query_timeout = query_timeout
         self.max_unread_result, self.unread_result_timeout = max_unread_result, unread_result_timeout
-        self._limits_generation = -1         # the servers' generation the limits were set on
+        self._limits_set_on: tuple[int, str] | None = None     # (generation, primary) last limited
         self._user, self._password = user, password
         self._max_connections = max_connections
         self.lock_timeout = lock_timeout
@@ -272,18 +272,19 @@ class FalkorDBBackend(Backend):
         self._graphs.clear()
 
     async def _apply_limits(self) -> None:
-        """The default query timeout and the unread-result limit, on both servers (again after a
-        restart). Redis disconnects a connection whose unsent reply stays above
+        """The default query timeout and the unread-result limit, on the primary (again after a
+        restart or a promotion). Redis disconnects a connection whose unsent reply stays above
         `max_unread_result` bytes for `unread_result_timeout` seconds (checked every 100 ms even
-        while nothing is written), which releases the result."""
+        while nothing is written), which releases the result. (Settings, not runtime commands,
+        belong in the servers' configuration: commands sent to a syncing replica upset it.)"""
+        key = (self.pair.generation, self.pair.primary.name)
         timeout_ms = _timeout_ms(self.query_timeout) or _MAX_TIMEOUT_MS
-        generation = self.pair.generation
-        for endpoint in self._endpoints.values():
-            await endpoint.call("GRAPH.CONFIG", "SET", "TIMEOUT_MAX", max(timeout_ms, _MAX_TIMEOUT_MS))
-            await endpoint.call("GRAPH.CONFIG", "SET", "TIMEOUT_DEFAULT", timeout_ms)
-            await endpoint.call("CONFIG", "SET", "client-output-buffer-limit",
-                                f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
-        self._limits_generation = generation
+        primary = self._primary()
+        await primary.call("GRAPH.CONFIG", "SET", "TIMEOUT_MAX", max(timeout_ms, _MAX_TIMEOUT_MS))
+        await primary.call("GRAPH.CONFIG", "SET", "TIMEOUT_DEFAULT", timeout_ms)
+        await primary.call("CONFIG", "SET", "client-output-buffer-limit",
+                           f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
+        self._limits_set_on = key
 
     async def _reply_cut(self, endpoint: _Endpoint) -> CypherError:
         """Why a reply stopped half-way: the unread-result limit if the server still answers."""
@@ -405,8 +406,8 @@ class FalkorDBBackend(Backend):
                               "Not a recognised system command or procedure. This Cypher command can only "
                               f"be executed in a user database: {statement.body.strip()[:200]}")
         await self._ready()
-        if self._limits_generation != self.pair.generation:        # the servers restarted
-            await self._apply_limits()
+        if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
+            await self._apply_limits()                          # a restart or a promotion
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)
