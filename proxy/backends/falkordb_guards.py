@@ -1,7 +1,7 @@
 """Refuse what would crash or wedge the embedded FalkorDB, before it costs anything.
 
 FalkorDB's parser and planner have costs that its query timeout does not cover (measured on
-4.16 with tests/integration/test_hostile_queries.py; docs/falkordb-notes.md):
+4.16, 2 cores; tests/integration/test_hostile_queries.py sends each shape through the proxy):
 
 | what | cost |
 |---|---|
@@ -11,6 +11,7 @@ FalkorDB's parser and planner have costs that its query timeout does not cover (
 | MATCH / OPTIONAL MATCH / UNWIND and comma-separated patterns | planning grows cubically: 600 OPTIONAL MATCH ~ 1.1 s, 3,000 MATCH ~ 18 s |
 | entries of one map (literal or parameter) | building a map is quadratic: 20,000 ~ 0.7 s, 100,000 ~ 26 s |
 | `range(a, b)` | the list is built whole first: 30 M elements ~ 2.5 s and 0.5 GB |
+| a `CASE` without `END` (a syntax error) | reporting it costs ~3x per open CASE: 5 inside 9 brackets ~ 2 s |
 
 Each check here is one pass over the text (or the parameters) and stops at the first limit
 crossed, so refusing a query never costs more than reading it. The limits sit well inside what
@@ -39,6 +40,8 @@ MAX_READING_PARTS = 300
 MAX_MAP_ENTRIES = 10_000
 #: Elements of one `range()` with literal or parameter bounds (10 M ~ 1.3 s, 160 MB).
 MAX_RANGE = 10_000_000
+#: Longer query texts get a smaller scan cache (the session and the backend both check a query).
+_LONG_QUERY_CHARS = 65_536
 
 _TOKENS = re.compile(r"""          # possessive whitespace and an optional token: never backtracks
     \s*+(?:
@@ -101,9 +104,6 @@ def check_map_size(value: dict, name: str) -> None:
             f"Parameter ${name} holds a map with {len(value):,} entries; the embedded FalkorDB "
             f"accepts at most {MAX_MAP_ENTRIES:,} per map (it builds maps in quadratic time). "
             "Send a list of {key, value} maps instead and UNWIND it.")
-
-
-_LONG_QUERY_CHARS = 65_536
 
 
 @dataclass(slots=True)

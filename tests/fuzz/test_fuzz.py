@@ -88,8 +88,18 @@ class CypherClient:
         self.pool.shutdown(wait=False)
 
 
-def _tracebacks(proxy, since: int) -> list[str]:
-    return [line for line in proxy.output[since:] if "Traceback" in line]
+def _run_and_check(run, report: Report, client: CypherClient, proxy, since: int) -> None:
+    """Run the hypothesis loop, then: the server still serves, and logged no traceback."""
+    try:
+        run()
+        if not client.serving():
+            report.record("crash", "not serving after the run")
+    finally:
+        client.close()
+    for line in proxy.output[since:]:
+        if "Traceback" in line:
+            report.record("unexpected", "traceback in the proxy log", line)
+    assert report.bad() == 0, report.summary()
 
 
 def test_fuzz_cypher(fuzz_proxy):
@@ -108,15 +118,7 @@ def test_fuzz_cypher(fuzz_proxy):
         if count % 100 == 0:
             client.run("MATCH (n) DETACH DELETE n", {})
 
-    try:
-        run()
-        if not client.serving():
-            report.record("crash", "not serving after the run")
-    finally:
-        client.close()
-    for line in _tracebacks(fuzz_proxy, since):
-        report.record("unexpected", "traceback in the proxy log", line)
-    assert report.bad() == 0, report.summary()
+    _run_and_check(run, report, client, fuzz_proxy, since)
 
 
 def _exchange(address: tuple[str, int], stream: bytes) -> tuple[str, bytes]:
@@ -165,12 +167,4 @@ def test_fuzz_bolt(fuzz_proxy):
         if count % 25 == 0 and not client.serving():
             report.record("crash", "not serving", stream[:300].hex())
 
-    try:
-        run()
-        if not client.serving():
-            report.record("crash", "not serving after the run")
-    finally:
-        client.close()
-    for line in _tracebacks(fuzz_proxy, since):
-        report.record("unexpected", "traceback in the proxy log", line)
-    assert report.bad() == 0, report.summary()
+    _run_and_check(run, report, client, fuzz_proxy, since)
