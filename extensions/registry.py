@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Awaitable, Hashable
+from collections.abc import Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
 from proxy.errors import argument_error
@@ -158,18 +158,42 @@ class Procedure:
     offload_above: int = 2_000
 
 
-class Registry:
-    """Extensions, algorithm procedures and virtual procedures by lower-case name."""
+@dataclass(frozen=True)
+class Describer:
+    """An extension family's part in describe() (`extensions/describe/`), so a new family shows
+    up there without describe() being edited: the heading its extensions are listed under, notes
+    under them, flags on the node types it serves, and lines in such a type's detail.
+    """
 
-    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure] = ()):
+    family: str
+    #: Names of the family's extensions and procedures, listed under `family`.
+    extensions: tuple[str, ...]
+    #: Lines under the signatures (e.g. the accepted date formats).
+    notes: tuple[str, ...] = ()
+    #: What each flag means, stated once (e.g. {"ts": "timeseries"}).
+    legend: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: `flags(label, sampled property maps)` -> the flags of that node type (e.g. ["ts"]).
+    flags: Callable[[str, Sequence[dict[str, Any]]], Iterable[str]] = lambda label, sample: ()
+    #: Awaited as `detail(graph, label)` -> lines of that type's detail (channels, units ...).
+    detail: Callable[[GraphContext, str], Awaitable[list[str]]] | None = None
+
+
+class Registry:
+    """Extensions, algorithm procedures and virtual procedures by lower-case name, and the
+    families' describers."""
+
+    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure | Describer] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
         self._virtual: dict[str, VirtualProcedure] = {}
+        self._describers: list[Describer] = []
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure | VirtualProcedure) -> None:
-        if isinstance(ext, Procedure):
+    def add(self, ext: Extension | Procedure | VirtualProcedure | Describer) -> None:
+        if isinstance(ext, Describer):
+            self._describers.append(ext)
+        elif isinstance(ext, Procedure):
             self._procedures[ext.name.lower()] = ext
         elif isinstance(ext, VirtualProcedure):
             self._virtual[ext.name.lower()] = ext
@@ -190,6 +214,9 @@ class Registry:
     def virtual_procedures(self, backend_kind: str | None = None) -> list[VirtualProcedure]:
         """Virtual procedures (those answered on `backend_kind`, if given)."""
         return [v for v in self._virtual.values() if backend_kind is None or backend_kind in v.backends]
+
+    def describers(self) -> list[Describer]:
+        return list(self._describers)
 
     def get(self, name: str) -> Extension | None:
         return self._by_name.get(name.lower())

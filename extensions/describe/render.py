@@ -1,0 +1,347 @@
+"""describe()'s text: statistics -> the few hundred tokens an agent reads.
+
+Everything is stated once: the properties every node has, one line per size band of node
+types with their capability flags, connections grouped by relationship type, and the
+non-standard Cypher (from the registry's signatures). A type's detail adds what its name does
+not tell: properties with kinds, values and ranges, the families' lines (timeseries channels
+...), connections with counts and one sample node.
+
+Both texts are laid out within a token budget (`Budget`): what must be said first, then lists
+filled in order of usefulness until the budget is spent, with "+N more" for the rest. On a
+graph of up to `INLINE_TYPES` types the inventory spends what is left on each type's
+properties, so a small graph is described in one call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from .stats import GraphStats, PropertyStats, TypeStats
+
+#: Token budgets (cl100k tokens, as `estimate_tokens` counts them): the inventory, the inventory
+#: of a small graph (which inlines its types' properties), one type's detail.
+INVENTORY_TOKENS = 388
+INLINE_TOKENS = 436
+DETAIL_TOKENS = 242
+#: Graphs with at most this many node types get their types' details inline.
+INLINE_TYPES = 15
+#: Size bands of the inventory: (lower bound, name).
+BANDS = ((1000, "Large (>1000)"), (100, "Medium (>100)"), (0, "Small"))
+HINT = "Details: CALL describe({types: ['Name', ...]})"
+
+_KIND_NAMES = {"isodate": "str"}
+#: About one cl100k token each (fitted on describe() output): a word of up to 7 letters with the
+#: space, slash, bracket or dot before it, an underscore and up to 3 letters (snake_case splits),
+#: 2 upper-case letters, up to 3 digits, 2 punctuation characters with the space before them, a
+#: line break with its indent, other spaces, any other character (one per non-ASCII letter).
+_PIECES = re.compile(r"[ /(.]?[A-Z]?[a-z]{1,6}|_[a-z]{1,3}|[ _]?[A-Z]{1,2}(?![a-z])| ?\d{1,3}"
+                     r"| ?[^\w\s]{1,2}|\n *|\s+|\w")
+
+
+def estimate_tokens(text: str) -> int:
+    """A cl100k token count estimate, within -3%..+10% on describe() text (budgets keep a margin)."""
+    return len(_PIECES.findall(text))
+
+
+class Budget:
+    """Tokens left for a text; `take` spends them if a line fits."""
+
+    def __init__(self, tokens: int):
+        self.left = tokens
+
+    def fits(self, text: str, newline: bool = True) -> bool:
+        return estimate_tokens(text) + newline <= self.left
+
+    def take(self, text: str, newline: bool = True) -> bool:
+        """Spend the tokens of `text` (a line, unless `newline` is false) if they are left."""
+        if not self.fits(text, newline):
+            return False
+        self.left -= estimate_tokens(text) + newline
+        return True
+
+
+@dataclass
+class Family:
+    """One extension family as the inventory shows it (from a registry `Describer`)."""
+
+    title: str
+    signatures: list[str]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class TypeLines:
+    """What the inventory may inline for one type of a small graph."""
+
+    flags: list[str] = field(default_factory=list)
+    family_lines: list[str] = field(default_factory=list)
+    properties: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- the inventory
+
+def inventory(stats: GraphStats, types: dict[str, TypeLines], legend: dict[str, str],
+              families: list[Family]) -> str:
+    """The whole-graph description: header, types, connections, extensions, within the budget."""
+    head = [f"Graph: {stats.nodes:,} nodes, {stats.relationships:,} relationships"]
+    if stats.conventions:
+        every = all(share == 1.0 for share in stats.conventions.values())
+        head.append(f"{'All' if every else 'Nearly all'} nodes have "
+                    + ", ".join(f".{key}" for key in stats.conventions))
+    used = sorted({flag for lines in types.values() for flag in lines.flags})
+    if used:
+        head.append("Flags: " + ", ".join(f"{flag} = {legend[flag]}" if flag in legend else flag
+                                          for flag in used))
+    tail = extensions(families)
+    inline = len(stats.labels) <= INLINE_TYPES
+    if not inline:
+        tail.append(HINT)
+    left = Budget(INLINE_TOKENS if inline else INVENTORY_TOKENS)
+    for line in head + tail:
+        left.take(line)
+    if inline:
+        type_lines = _inline_heads(stats, types, left)
+        links = connections(stats.patterns, left)
+        type_lines += _inline_properties(stats, types, left)
+    else:
+        names = Budget(left.left * 2 // 3)          # the rest is for connections
+        left.left -= names.left
+        type_lines = _banded_types(stats, types, names)
+        left.left += names.left
+        links = connections(stats.patterns, left)
+    return "\n".join(head + type_lines + links + tail)
+
+
+def _flags(label: str, types: dict[str, TypeLines]) -> str:
+    flags = types[label].flags if label in types else []
+    return ", ".join(flags)
+
+
+def _banded_types(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
+    """Type names by size band; when they do not all fit, the smallest are counted, not named."""
+    bands: dict[str, list[str]] = {}
+    for label, count in stats.labels.items():
+        band = next(name for bound, name in BANDS if count > bound or bound == 0)
+        flags = _flags(label, types)
+        bands.setdefault(band, []).append(f"{label} ({flags})" if flags else label)
+    lines = [_spend(left, f"Node types ({len(stats.labels)}):")]
+    return lines + [fill(f"  {band}: ", labels, left, ", ") for band, labels in bands.items()]
+
+
+def _inline_heads(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
+    """Small graphs: every type with its count and flags on one line, then the families' lines."""
+    def counted(label: str, count: int) -> str:
+        flags = _flags(label, types)
+        return f"{label} ({count:,}{'; ' + flags if flags else ''})"
+
+    lines = [f"Node types ({len(stats.labels)}): "
+             + ", ".join(counted(label, count) for label, count in stats.labels.items())]
+    lines += [f"  {label}: {line}" for label in stats.labels if label in types
+              for line in types[label].family_lines]
+    return [_spend(left, line) for line in lines]
+
+
+def _inline_properties(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
+    """Small graphs: a line of property names per type, for the types whose whole list fits."""
+    lines = []
+    for label in stats.labels:
+        names = types[label].properties if label in types else []
+        if names and left.take(line := f"  {label} properties: {', '.join(names)}"):
+            lines.append(line)
+    return lines
+
+
+def connections(patterns: dict[tuple[str, str, str], int], left: Budget) -> list[str]:
+    """`TYPE: A, B -> C` per relationship type and end label (`T1|T2: ...` when two types link
+    the same labels), most relationships first, as many as fit.
+
+    When not all fit, the ones kept are chosen so that every node type shows at least one of
+    its connections (its most frequent) before the rest are added by frequency.
+    """
+    starts: dict[tuple[str, str], list[str]] = defaultdict(list)
+    totals: dict[tuple[str, str], int] = defaultdict(int)
+    for (start, rel_type, end), count in patterns.items():
+        starts[(rel_type, end)].append(start)
+        totals[(rel_type, end)] += count
+    merged: dict[tuple[tuple[str, ...], str], list[str]] = defaultdict(list)
+    for rel_type, end in sorted(starts, key=lambda key: -totals[key]):
+        merged[(tuple(starts[(rel_type, end)]), end)].append(rel_type)
+    if not merged:
+        return []
+    total = {key: sum(totals[(t, key[1])] for t in rel_types) for key, rel_types in merged.items()}
+    by_frequency = sorted(merged, key=lambda key: -total[key])
+    lines = {key: f"  {'|'.join(merged[key])}: {', '.join(key[0])} -> {key[1]}" for key in by_frequency}
+    header = _spend(left, "Connections:")
+    everything = "\n".join(lines.values())
+    more = "" if left.fits(everything) else "\n  +999 more"       # room to say what is left out
+    kept: set = set()
+    for key in _covering(by_frequency) + by_frequency:
+        if key not in kept and left.fits(lines[key] + more):
+            kept.add(key)
+            left.take(lines[key])
+    shown = [lines[key] for key in by_frequency if key in kept]
+    if len(kept) < len(merged):
+        shown.append(_spend(left, f"  +{len(merged) - len(kept)} more"))
+    return [header, *shown]
+
+
+def _covering(by_frequency: list[tuple[tuple[str, ...], str]]) -> list[tuple[tuple[str, ...], str]]:
+    """The first line (in frequency order) each node type takes part in."""
+    covered: set[str] = set()
+    chosen = []
+    for key in by_frequency:
+        members = {*key[0], key[1]}
+        if not members <= covered:
+            chosen.append(key)
+            covered |= members
+    return chosen
+
+
+def fill(prefix: str, items: list[str], left: Budget, separator: str) -> str:
+    """`prefix` + as many `items` as fit, then `+N more` for the rest."""
+    text = prefix
+    for index, item in enumerate(items):
+        rest = len(items) - index - 1
+        candidate = text + (separator if index else "") + item
+        if not left.fits(candidate + (f"{separator}+{rest} more" if rest else "")):
+            return _spend(left, f"{text}{separator if index else ''}+{len(items) - index} more")
+        text = candidate
+    return _spend(left, text)
+
+
+def _spend(left: Budget, text: str) -> str:
+    left.left -= estimate_tokens(text) + 1
+    return text
+
+
+def extensions(families: list[Family]) -> list[str]:
+    lines = ["Cypher: standard Cypher works. Extensions:"]
+    for family in families:
+        lines.append(f"  {family.title}: {'; '.join(merge_signatures(family.signatures))}")
+        lines += [f"    {note}" for note in family.notes]
+    return lines
+
+
+def merge_signatures(signatures: Iterable[str]) -> list[str]:
+    """Consecutive signatures that differ only in the name share one: `a/b(x, y?)`."""
+    merged: list[tuple[str, list[str], str]] = []
+    for signature in signatures:
+        prefix, name, rest = _split(signature)
+        if merged and merged[-1][0] == prefix and merged[-1][2] == rest:
+            merged[-1][1].append(name)
+        else:
+            merged.append((prefix, [name], rest))
+    return [f"{prefix}{'/'.join(names)}{rest}" for prefix, names, rest in merged]
+
+
+def _split(signature: str) -> tuple[str, str, str]:
+    """'CALL pagerank({...}) YIELD node' -> ('CALL ', 'pagerank', '({...}) YIELD node')."""
+    prefix = "CALL " if signature.startswith("CALL ") else ""
+    body = signature[len(prefix):]
+    cut = body.find("(")
+    return (prefix, body, "") if cut < 0 else (prefix, body[:cut], body[cut:])
+
+
+# ---------------------------------------------------------------- one type
+
+def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], flags: list[str],
+                family_lines: list[str], conventions: Iterable[str], budget: int = DETAIL_TOKENS) -> str:
+    """One type: properties, the families' lines, connections, a sample node, in `budget` tokens."""
+    head = [f"{stats.label} ({stats.count:,} nodes{'; ' + ', '.join(flags) if flags else ''}):",
+            *(f"  {line}" for line in family_lines)]
+    left = Budget(budget)
+    for line in head:
+        left.take(line)
+    links = Budget(left.left // 3)
+    left.left -= links.left
+    connection_lines = _type_connections(stats.label, patterns, links)
+    left.left += links.left
+    skip = set(conventions)
+    property_lines = _properties([p for p in stats.properties if p.name not in skip], stats, left)
+    sample = _sample(stats.sample, left)
+    return "\n".join(head + property_lines + connection_lines + sample)
+
+
+def _type_connections(label: str, patterns: dict[tuple[str, str, str], int], left: Budget) -> list[str]:
+    lines = [f"    out: -[:{rel_type}]-> {end} ({count:,})"
+             for (start, rel_type, end), count in patterns.items() if start == label]
+    lines += [f"    in: <-[:{rel_type}]- {start} ({count:,})"
+              for (start, rel_type, end), count in patterns.items() if end == label]
+    if not lines:
+        return []
+    left.take("  Connections:")
+    return ["  Connections:", *_lines_that_fit(lines, left, "    ")]
+
+
+def _properties(props: list[PropertyStats], stats: TypeStats, left: Budget) -> list[str]:
+    """A line per property while they fit (keeping room to name the rest), then the rest by name."""
+    if not props:
+        return []
+    note = f" (from the first {stats.scanned:,})" if stats.scanned < stats.count else ""
+    title = f"  Properties{note}:"
+    left.take(title)
+    lines: list[str] = []
+    for index, prop in enumerate(props):
+        line = f"    {_property(prop, stats.scanned)}"
+        rest = ", ".join(p.name for p in props[index + 1:])
+        reserve = min(estimate_tokens(f"    also: {rest}"), 40) if rest else 0
+        if estimate_tokens(line) + 1 + reserve > left.left:
+            return [title, *lines, fill("    also: ", [p.name for p in props[index:]], left, ", ")]
+        lines.append(_spend(left, line))
+    return [title, *lines]
+
+
+def _lines_that_fit(lines: list[str], left: Budget, indent: str) -> list[str]:
+    kept: list[str] = []
+    for index, line in enumerate(lines):
+        rest = len(lines) - index - 1
+        if not left.fits(line + (f"\n{indent}+{rest} more" if rest else "")):
+            kept.append(_spend(left, f"{indent}+{len(lines) - index} more"))
+            break
+        left.take(line)
+        kept.append(line)
+    return kept
+
+
+def _property(prop: PropertyStats, scanned: int) -> str:
+    text = f"{prop.name} ({_KIND_NAMES.get(prop.kind, prop.kind)})"
+    if prop.values is not None:
+        text += ": " + "|".join(_value(v) for v in prop.values)
+    elif prop.low is not None and prop.low != prop.high:
+        text += f": {_value(prop.low)}..{_value(prop.high)}"
+    elif prop.distinct is not None and prop.kind in ("str", "int"):
+        text += f": {prop.distinct:,} unique"
+    if prop.present < 0.95 * scanned:
+        text += f" [{round(100 * prop.present / scanned)}%]"
+    return text
+
+
+def _sample(sample: dict[str, Any], left: Budget) -> list[str]:
+    """`Sample: {...}` with as many of the node's short values as fit (none: no line)."""
+    items = [f"{key}: {_literal(value)}" for key, value in sample.items()]
+    text = "  Sample: {"
+    for item in items:
+        candidate = text + (", " if text[-1] != "{" else "") + item
+        if not left.fits(candidate + "}"):
+            break
+        text = candidate
+    if text.endswith("{"):
+        return []
+    return [_spend(left, text + "}")]
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return _value(value)
