@@ -26,6 +26,13 @@ def proxy():
 
 
 @pytest.fixture(scope="session")
+def demo():
+    """One proxy serving the Sodir demo graph (loaded once), shared by the tests that read it."""
+    with ProxyProcess(command="demo") as process:
+        yield process
+
+
+@pytest.fixture(scope="session")
 def driver(proxy):
     with neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD)) as drv:
         yield drv

@@ -255,7 +255,7 @@ def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], fla
     left = Budget(budget)
     for line in head:
         left.take(line)
-    links = Budget(left.left // 3)
+    links = Budget(left.left // 2)
     left.left -= links.left
     connection_lines = _type_connections(stats.label, patterns, links)
     left.left += links.left
@@ -266,9 +266,9 @@ def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], fla
 
 
 def _type_connections(label: str, patterns: dict[tuple[str, str, str], int], left: Budget) -> list[str]:
-    lines = [f"    out: -[:{rel_type}]-> {end} ({count:,})"
+    lines = [f"    -[:{rel_type}]-> {end} ({count:,})"
              for (start, rel_type, end), count in patterns.items() if start == label]
-    lines += [f"    in: <-[:{rel_type}]- {start} ({count:,})"
+    lines += [f"    <-[:{rel_type}]- {start} ({count:,})"
               for (start, rel_type, end), count in patterns.items() if end == label]
     if not lines:
         return []
@@ -295,20 +295,20 @@ def _properties(props: list[PropertyStats], stats: TypeStats, left: Budget) -> l
 
 
 def _lines_that_fit(lines: list[str], left: Budget, indent: str) -> list[str]:
+    """All `lines` if they fit, else as many as fit with room for `+N more`."""
+    if left.fits("\n".join(lines)):
+        return [_spend(left, line) for line in lines]
     kept: list[str] = []
-    for index, line in enumerate(lines):
-        rest = len(lines) - index - 1
-        if not left.fits(line + (f"\n{indent}+{rest} more" if rest else "")):
-            kept.append(_spend(left, f"{indent}+{len(lines) - index} more"))
+    for line in lines:
+        if not left.fits(f"{line}\n{indent}+999 more"):
             break
-        left.take(line)
-        kept.append(line)
-    return kept
+        kept.append(_spend(left, line))
+    return kept + [_spend(left, f"{indent}+{len(lines) - len(kept)} more")]
 
 
 def _property(prop: PropertyStats, scanned: int) -> str:
     text = f"{prop.name} ({_KIND_NAMES.get(prop.kind, prop.kind)})"
-    if prop.values is not None:
+    if prop.values is not None and prop.kind != "bool":
         text += ": " + "|".join(_value(v) for v in prop.values)
     elif prop.low is not None and prop.low != prop.high:
         text += f": {_value(prop.low)}..{_value(prop.high)}"
