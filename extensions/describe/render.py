@@ -7,9 +7,9 @@ not tell: properties with kinds, values and ranges, the families' lines (timeser
 ...), connections with counts and one sample node.
 
 Both texts are laid out within a token budget (`Budget`): what must be said first, then lists
-filled in order of usefulness until the budget is spent, with "+N more" for the rest. On a
-graph of up to `INLINE_TYPES` types the inventory spends what is left on each type's
-properties, so a small graph is described in one call.
+filled in order of usefulness until the budget is spent, with "+N more" for the rest. A graph
+of up to `INLINE_TYPES` types lists every type with its count, its families' lines (timeseries
+channels ...) and, where they fit, its property names: often one call is all an agent needs.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .stats import GraphStats, PropertyStats, TypeStats
+from .stats import VALUE_LIST_MAX, GraphStats, PropertyStats, TypeStats
 
 #: Token budgets (cl100k tokens, as `estimate_tokens` counts them): the inventory, the inventory
 #: of a small graph (which inlines its types' properties), one type's detail.
-INVENTORY_TOKENS = 388
-INLINE_TOKENS = 436
-DETAIL_TOKENS = 242
+INVENTORY_TOKENS = 384
+INLINE_TOKENS = 432
+DETAIL_TOKENS = 240
 #: Graphs with at most this many node types get their types' details inline.
 INLINE_TYPES = 15
 #: Size bands of the inventory: (lower bound, name).
@@ -33,21 +33,22 @@ BANDS = ((1000, "Large (>1000)"), (100, "Medium (>100)"), (0, "Small"))
 HINT = "Details: CALL describe({types: ['Name', ...]})"
 
 _KIND_NAMES = {"isodate": "str"}
-#: About one cl100k token each (fitted on describe() output): a word of up to 7 letters with the
-#: space, slash, bracket or dot before it, an underscore and up to 3 letters (snake_case splits),
-#: 2 upper-case letters, up to 3 digits, 2 punctuation characters with the space before them, a
-#: line break with its indent, other spaces, any other character (one per non-ASCII letter).
-_PIECES = re.compile(r"[ /(.]?[A-Z]?[a-z]{1,6}|_[a-z]{1,3}|[ _]?[A-Z]{1,2}(?![a-z])| ?\d{1,3}"
+#: About one cl100k token each (fitted on describe() output of the demo and generated graphs):
+#: a word of up to 7 letters with the space, slash, bracket or dot before it, an underscore and
+#: up to 3 letters (snake_case splits), up to 3 upper-case letters, up to 3 digits, 2 punctuation
+#: characters with the space before them, a line break with its indent, other spaces, any other
+#: character (one per non-ASCII letter).
+_PIECES = re.compile(r"[ /(.]?[A-Z]?[a-z]{1,6}|_[a-z]{1,3}|[ _|]?[A-Z]{1,3}(?![a-z])| ?\d{1,3}"
                      r"| ?[^\w\s]{1,2}|\n *|\s+|\w")
 
 
 def estimate_tokens(text: str) -> int:
-    """A cl100k token count estimate, within -3%..+10% on describe() text (budgets keep a margin)."""
+    """A cl100k token count estimate, within -4%..+9% on describe() text (budgets keep a margin)."""
     return len(_PIECES.findall(text))
 
 
 class Budget:
-    """Tokens left for a text; `take` spends them if a line fits."""
+    """Tokens left for a text: `take` spends them if a line fits, `spend` in any case."""
 
     def __init__(self, tokens: int):
         self.left = tokens
@@ -61,6 +62,19 @@ class Budget:
             return False
         self.left -= estimate_tokens(text) + newline
         return True
+
+    def spend(self, line: str) -> str:
+        self.left -= estimate_tokens(line) + 1
+        return line
+
+    def split(self, share: float) -> "Budget":
+        """A part of what is left, for one section; `refund` returns what it did not spend."""
+        part = Budget(int(self.left * share))
+        self.left -= part.left
+        return part
+
+    def refund(self, part: "Budget") -> None:
+        self.left += part.left
 
 
 @dataclass
@@ -107,10 +121,9 @@ def inventory(stats: GraphStats, types: dict[str, TypeLines], legend: dict[str, 
         links = connections(stats.patterns, left)
         type_lines += _inline_properties(stats, types, left)
     else:
-        names = Budget(left.left * 2 // 3)          # the rest is for connections
-        left.left -= names.left
+        names = left.split(2 / 3)                   # the rest is for connections
         type_lines = _banded_types(stats, types, names)
-        left.left += names.left
+        left.refund(names)
         links = connections(stats.patterns, left)
     return "\n".join(head + type_lines + links + tail)
 
@@ -127,12 +140,15 @@ def _banded_types(stats: GraphStats, types: dict[str, TypeLines], left: Budget) 
         band = next(name for bound, name in BANDS if count > bound or bound == 0)
         flags = _flags(label, types)
         bands.setdefault(band, []).append(f"{label} ({flags})" if flags else label)
-    lines = [_spend(left, f"Node types ({len(stats.labels)}):")]
+    lines = [left.spend(f"Node types ({len(stats.labels)}):")]
     return lines + [fill(f"  {band}: ", labels, left, ", ") for band, labels in bands.items()]
 
 
 def _inline_heads(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
     """Small graphs: every type with its count and flags on one line, then the families' lines."""
+    if not stats.labels:
+        return []
+
     def counted(label: str, count: int) -> str:
         flags = _flags(label, types)
         return f"{label} ({count:,}{'; ' + flags if flags else ''})"
@@ -141,7 +157,7 @@ def _inline_heads(stats: GraphStats, types: dict[str, TypeLines], left: Budget) 
              + ", ".join(counted(label, count) for label, count in stats.labels.items())]
     lines += [f"  {label}: {line}" for label in stats.labels if label in types
               for line in types[label].family_lines]
-    return [_spend(left, line) for line in lines]
+    return [left.spend(line) for line in lines]
 
 
 def _inline_properties(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
@@ -174,7 +190,7 @@ def connections(patterns: dict[tuple[str, str, str], int], left: Budget) -> list
     total = {key: sum(totals[(t, key[1])] for t in rel_types) for key, rel_types in merged.items()}
     by_frequency = sorted(merged, key=lambda key: -total[key])
     lines = {key: f"  {'|'.join(merged[key])}: {', '.join(key[0])} -> {key[1]}" for key in by_frequency}
-    header = _spend(left, "Connections:")
+    header = left.spend("Connections:")
     everything = "\n".join(lines.values())
     more = "" if left.fits(everything) else "\n  +999 more"       # room to say what is left out
     kept: set = set()
@@ -184,7 +200,7 @@ def connections(patterns: dict[tuple[str, str, str], int], left: Budget) -> list
             left.take(lines[key])
     shown = [lines[key] for key in by_frequency if key in kept]
     if len(kept) < len(merged):
-        shown.append(_spend(left, f"  +{len(merged) - len(kept)} more"))
+        shown.append(left.spend(f"  +{len(merged) - len(kept)} more"))
     return [header, *shown]
 
 
@@ -207,14 +223,9 @@ def fill(prefix: str, items: list[str], left: Budget, separator: str) -> str:
         rest = len(items) - index - 1
         candidate = text + (separator if index else "") + item
         if not left.fits(candidate + (f"{separator}+{rest} more" if rest else "")):
-            return _spend(left, f"{text}{separator if index else ''}+{len(items) - index} more")
+            return left.spend(f"{text}{separator if index else ''}+{len(items) - index} more")
         text = candidate
-    return _spend(left, text)
-
-
-def _spend(left: Budget, text: str) -> str:
-    left.left -= estimate_tokens(text) + 1
-    return text
+    return left.spend(text)
 
 
 def extensions(families: list[Family]) -> list[str]:
@@ -248,17 +259,16 @@ def _split(signature: str) -> tuple[str, str, str]:
 # ---------------------------------------------------------------- one type
 
 def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], flags: list[str],
-                family_lines: list[str], conventions: Iterable[str], budget: int = DETAIL_TOKENS) -> str:
-    """One type: properties, the families' lines, connections, a sample node, in `budget` tokens."""
+                family_lines: list[str], conventions: Iterable[str]) -> str:
+    """One type: the families' lines, properties, connections, a sample node, within the budget."""
     head = [f"{stats.label} ({stats.count:,} nodes{'; ' + ', '.join(flags) if flags else ''}):",
             *(f"  {line}" for line in family_lines)]
-    left = Budget(budget)
+    left = Budget(DETAIL_TOKENS)
     for line in head:
         left.take(line)
-    links = Budget(left.left // 2)
-    left.left -= links.left
+    links = left.split(1 / 2)
     connection_lines = _type_connections(stats.label, patterns, links)
-    left.left += links.left
+    left.refund(links)
     skip = set(conventions)
     property_lines = _properties([p for p in stats.properties if p.name not in skip], stats, left)
     sample = _sample(stats.sample, left)
@@ -266,13 +276,18 @@ def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], fla
 
 
 def _type_connections(label: str, patterns: dict[tuple[str, str, str], int], left: Budget) -> list[str]:
-    lines = [f"    -[:{rel_type}]-> {end} ({count:,})"
-             for (start, rel_type, end), count in patterns.items() if start == label]
-    lines += [f"    <-[:{rel_type}]- {start} ({count:,})"
-              for (start, rel_type, end), count in patterns.items() if end == label]
-    if not lines:
+    """`-[:T]-> A (n), B (m)` per outgoing type, `<-[:T]- A (n)` per incoming, most frequent first."""
+    arrows: dict[str, list[str]] = {}
+    for (start, rel_type, end), count in patterns.items():      # patterns are by frequency
+        if start == label:
+            arrows.setdefault(f"-[:{rel_type}]->", []).append(f"{end} ({count:,})")
+    for (start, rel_type, end), count in patterns.items():
+        if end == label:
+            arrows.setdefault(f"<-[:{rel_type}]-", []).append(f"{start} ({count:,})")
+    if not arrows:
         return []
     left.take("  Connections:")
+    lines = [f"    {arrow} {', '.join(others)}" for arrow, others in arrows.items()]
     return ["  Connections:", *_lines_that_fit(lines, left, "    ")]
 
 
@@ -290,26 +305,28 @@ def _properties(props: list[PropertyStats], stats: TypeStats, left: Budget) -> l
         reserve = min(estimate_tokens(f"    also: {rest}"), 40) if rest else 0
         if estimate_tokens(line) + 1 + reserve > left.left:
             return [title, *lines, fill("    also: ", [p.name for p in props[index:]], left, ", ")]
-        lines.append(_spend(left, line))
+        lines.append(left.spend(line))
     return [title, *lines]
 
 
 def _lines_that_fit(lines: list[str], left: Budget, indent: str) -> list[str]:
     """All `lines` if they fit, else as many as fit with room for `+N more`."""
     if left.fits("\n".join(lines)):
-        return [_spend(left, line) for line in lines]
+        return [left.spend(line) for line in lines]
     kept: list[str] = []
     for line in lines:
         if not left.fits(f"{line}\n{indent}+999 more"):
             break
-        kept.append(_spend(left, line))
-    return kept + [_spend(left, f"{indent}+{len(lines) - len(kept)} more")]
+        kept.append(left.spend(line))
+    return kept + [left.spend(f"{indent}+{len(lines) - len(kept)} more")]
 
 
 def _property(prop: PropertyStats, scanned: int) -> str:
     text = f"{prop.name} ({_KIND_NAMES.get(prop.kind, prop.kind)})"
     if prop.values is not None and prop.kind != "bool":
         text += ": " + "|".join(_value(v) for v in prop.values)
+    elif prop.kind == "int" and prop.distinct == prop.present and prop.present > VALUE_LIST_MAX:
+        text += ": unique"                              # an identifier: its range says little
     elif prop.low is not None and prop.low != prop.high:
         text += f": {_value(prop.low)}..{_value(prop.high)}"
     elif prop.distinct is not None and prop.kind in ("str", "int"):
@@ -330,7 +347,7 @@ def _sample(sample: dict[str, Any], left: Budget) -> list[str]:
         text = candidate
     if text.endswith("{"):
         return []
-    return [_spend(left, text + "}")]
+    return [left.spend(text + "}")]
 
 
 def _value(value: Any) -> str:

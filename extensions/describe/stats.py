@@ -90,9 +90,11 @@ async def graph_stats(read: Read) -> GraphStats:
         for label in names or ():
             labels[label] += count
     patterns: Counter[tuple[str, str, str]] = Counter()
+    relationships = 0
     for starts, rel_type, ends, count in await read(_PATTERNS, {}):
-        for start in starts or ("",):
-            for end in ends or ("",):
+        relationships += count
+        for start in starts or ():             # unlabelled ends: counted, not described
+            for end in ends or ():
                 patterns[(start, rel_type, end)] += count
     samples: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for names, properties in await read(_SAMPLE, {"size": SAMPLE_SIZE}):
@@ -100,18 +102,21 @@ async def graph_stats(read: Read) -> GraphStats:
             samples[label].append(properties)
     nodes = sum(count for _, count in label_sets)
     return GraphStats(
-        nodes=nodes, relationships=sum(patterns.values()),
+        nodes=nodes, relationships=relationships,
         labels=dict(sorted(labels.items(), key=lambda item: (-item[1], item[0]))),
         patterns=dict(sorted(patterns.items(), key=lambda item: (-item[1], item[0]))),
-        conventions=await _conventions(read, samples, nodes), samples=dict(samples))
+        conventions=await _conventions(read, samples, labels, nodes), samples=dict(samples))
 
 
-async def _conventions(read: Read, samples: dict[str, list[dict]], nodes: int) -> dict[str, float]:
-    """Properties on (nearly) every node: candidates from the samples, then counted exactly."""
-    maps = [props for sample in samples.values() for props in sample]
-    if not maps or not nodes:
-        return {}
-    candidates = [key for key in maps[0] if all(key in props for props in maps)]
+async def _conventions(read: Read, samples: dict[str, list[dict]], labels: Counter[str],
+                       nodes: int) -> dict[str, float]:
+    """Properties on (nearly) every node: candidates estimated from the samples (each label
+    weighted by its size), then counted exactly."""
+    estimate: Counter[str] = Counter()
+    for label, sample in samples.items():
+        for key, seen in Counter(key for props in sample for key in props).items():
+            estimate[key] += labels[label] * seen / len(sample)
+    candidates = [key for key, share in estimate.items() if nodes and share >= 0.9 * nodes]
     if not candidates:
         return {}
     columns = ", ".join(f"count(n.{quote(key)})" for key in candidates)

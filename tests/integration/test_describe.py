@@ -22,7 +22,7 @@ from extensions.describe import render
 from extensions.timeseries.store import SERIES_FILE, TimeseriesStore, default_root
 from proxy.demo import SEED_QUERY
 from proxy.demo.loader import load_tables
-from tests.harness import PASSWORD, USER, ProxyProcess
+from tests.harness import PASSWORD, REPO, USER, ProxyProcess
 from tests.seed import expected_seed_answer
 from tests.synthetic_graph import synthetic_graph, timeseries_frame
 
@@ -161,6 +161,14 @@ def test_unknown_type_gets_the_closest_names(demo_driver, types, hint):
     with pytest.raises(ClientError) as info:
         describe(demo_driver, types)
     assert info.value.code == "Neo.ClientError.Statement.ArgumentError" and hint in info.value.message
+
+
+def test_readme_shows_the_demo_output_verbatim(demo_driver):
+    readme = (REPO / "README.md").read_text()
+    count, block = re.search(r"On the demo graph `CALL describe\(\)` returns \((\d+) tokens.*?```\n(.*?)\n```",
+                             readme, re.S).groups()
+    text = describe(demo_driver)
+    assert block == text and int(count) == tokens(text)
 
 
 def test_demo_token_budgets(demo_driver):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from contextlib import asynccontextmanager
 
 import bpe_openai
 import pandas as pd
@@ -27,10 +28,10 @@ AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 CL100K = bpe_openai.get_encoding("cl100k_base")
 
 
-@pytest.fixture(scope="module")
-async def graph(tmp_path_factory):
-    """A small generated graph in a real FalkorDB: (GraphContext, the tables it was loaded from)."""
-    backend = FalkorDBBackend(tmp_path_factory.mktemp("describe"), persistent=False)
+@asynccontextmanager
+async def falkordb(directory):
+    """A real FalkorDB in `directory`: yields a function that runs a query and returns the rows."""
+    backend = FalkorDBBackend(directory, persistent=False)
     await backend.start()
     credentials = await backend.authenticate(AUTH)
 
@@ -39,11 +40,19 @@ async def graph(tmp_path_factory):
         rows = await result.fetch(-1)
         await result.consume()
         return rows
+    try:
+        yield read
+    finally:
+        await backend.stop()
 
-    generated = synthetic_graph(types=15, nodes=600, properties=8, seed=3)
-    await load_tables(read, generated.tables, progress=lambda line: None)
-    yield GraphContext("neo4j", "s1", read), generated.tables
-    await backend.stop()
+
+@pytest.fixture(scope="module")
+async def graph(tmp_path_factory):
+    """A small generated graph: (its GraphContext, the tables it was loaded from)."""
+    async with falkordb(tmp_path_factory.mktemp("describe")) as read:
+        generated = synthetic_graph(types=15, nodes=600, properties=8, seed=3)
+        await load_tables(read, generated.tables, progress=lambda line: None)
+        yield GraphContext("neo4j", "s1", read), generated.tables
 
 
 # ---------------------------------------------------------------- statistics vs pandas
@@ -97,6 +106,20 @@ async def test_kinds_of_locations_outlines_and_texts(graph):
             stats = await type_stats(context.read, label, len(frame))
             kinds.update({p.name: p.kind for p in stats.properties})
     assert kinds["location"] == "point" and kinds["geometry"] == "wkt" and kinds["description"] == "text"
+
+
+async def test_empty_then_nearly_all_and_unlabelled(tmp_path):
+    async with falkordb(tmp_path) as read:
+        empty = await describe_text(GraphContext("neo4j", 0, read), Registry())
+        assert empty.startswith("Graph: 0 nodes, 0 relationships\nCypher: standard Cypher works.")
+        await read("UNWIND range(1, 40) AS i CREATE (:A {id: i, title: 'a' + toString(i)})", {})
+        await read("CREATE (:B {title: 'no id'}), ({id: 0})-[:R]->(:A {id: 41, title: 'x'})", {})
+        stats = await graph_stats(read)
+        assert stats.nodes == 43 and stats.labels == {"A": 41, "B": 1}
+        assert stats.relationships == 1 and stats.patterns == {}        # an unlabelled start: not described
+        assert stats.conventions == {"id": 42 / 43, "title": 42 / 43}
+        text = await describe_text(GraphContext("neo4j", 1, read), Registry())
+        assert "Nearly all nodes have .id, .title" in text and "Connections" not in text
 
 
 @pytest.mark.parametrize("values, kind", [
