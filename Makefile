@@ -4,13 +4,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo serve test bench conformance clean
+.PHONY: install browser demo serve test bench conformance clean
 
 $(STAMP): pyproject.toml tests/js/package.json
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
-	$(PY) -m pip install --quiet --target .cache/neo4j6 'neo4j>=6,<7'
+	$(PY) -m pip install --quiet --target .cache/neo4j6 'neo4j[http]>=6,<7'
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 
@@ -22,7 +22,13 @@ demo: install
 serve: install
 	$(VENV)/bin/cypher-proxy serve
 
-test: install
+# Headless Chromium for tests/integration/test_browser.py (which skips, saying why, without it).
+browser:
+	@command -v chromium >/dev/null 2>&1 || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
+	  echo "chromium could not be installed: the browser test will be skipped"
+
+test: install browser
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: install

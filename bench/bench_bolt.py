@@ -3,24 +3,14 @@ straight to the same database, in one process, reported as ratios."""
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import neo4j
 from falkordb import FalkorDB
 
+from bench import median_seconds
+from proxy.backends.falkordb_pair import primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess
 
 STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s"
-
-
-def _median_seconds(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def _row(name: str, proxy_s: float, direct_s: float, unit: str, scale: float) -> None:
@@ -30,7 +20,8 @@ def _row(name: str, proxy_s: float, direct_s: float, unit: str, scale: float) ->
 
 def main() -> None:
     with ProxyProcess() as proc:
-        graph = FalkorDB(unix_socket_path=str(proc.data_dir / "falkordb" / "falkordb.sock")).select_graph("neo4j")
+        socket_path, password = primary_address(proc.data_dir / "falkordb")
+        graph = FalkorDB(unix_socket_path=str(socket_path), password=password).select_graph("neo4j")
         with neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver, driver.session() as session:
             def proxy_one():
                 session.run("RETURN 1").consume()
@@ -50,8 +41,8 @@ def main() -> None:
             for fn in (proxy_one, direct_one):          # warm up connections and caches
                 for _ in range(50):
                     fn()
-            _row("RETURN 1 (median latency)", _median_seconds(proxy_one, 1000),
-                 _median_seconds(direct_one, 1000), "ms", 1e3)
+            _row("RETURN 1 (median latency)", median_seconds(proxy_one, 1000),
+                 median_seconds(direct_one, 1000), "ms", 1e3)
             proxy_stream(), direct_stream()
-            _row("100k-row stream (2 columns)", _median_seconds(proxy_stream, 5),
-                 _median_seconds(direct_stream, 5), "s ", 1)
+            _row("100k-row stream (2 columns)", median_seconds(proxy_stream, 5),
+                 median_seconds(direct_stream, 5), "s ", 1)

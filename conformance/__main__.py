@@ -20,6 +20,7 @@ from conformance.differential import EndpointTarget, FalkorTarget, run_tck
 from conformance.drivers import run_drivers
 from conformance.protocol import run_protocol
 from conformance.report import Section
+from proxy.backends.falkordb_pair import primary_address
 from tests.harness import PASSWORD, REPO, USER, ProxyProcess
 
 SECTIONS = ("protocol", "drivers", "tck")
@@ -42,7 +43,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, uri: str, falkordb_socket: Path | None) -> list[Section]:
+def run(args: argparse.Namespace, uri: str, falkordb: tuple[Path, str] | None) -> list[Section]:
     sections = []
     if "protocol" in args.only:
         section = Section("protocol (raw Bolt bytes)")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, uri: str, falkordb_socket: Path | None) -> lis
             section.skip("TCK", f"{TCK_ROOT} not found")
         else:
             endpoint = EndpointTarget(uri, (args.user, args.password))
-            falkor = FalkorTarget(falkordb_socket) if falkordb_socket else None
+            falkor = FalkorTarget(*falkordb) if falkordb else None
             try:
                 run_tck(section, TCK_ROOT, endpoint, falkor, args.tck_limit)
             finally:
@@ -75,13 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     proxy = None
     if args.uri:
-        uri, socket_path, target = args.uri, None, args.uri
+        uri, direct, target = args.uri, None, args.uri
     else:
         proxy = ProxyProcess().start()
-        uri, socket_path = proxy.uri, proxy.data_dir / "falkordb" / "falkordb.sock"
+        uri, direct = proxy.uri, primary_address(proxy.data_dir / "falkordb")
         target = f"{uri} (own proxy, FalkorDB backend)"
     try:
-        sections = run(args, uri, socket_path)
+        sections = run(args, uri, direct)
     finally:
         if proxy:
             proxy.stop()

@@ -113,8 +113,8 @@ class EndpointTarget:
 class FalkorTarget:
     """FalkorDB itself over its Unix socket with the `falkordb` client, graph `neo4j`."""
 
-    def __init__(self, socket_path: Path, graph: str = "neo4j"):
-        self.db = falkordb.FalkorDB(unix_socket_path=str(socket_path))
+    def __init__(self, socket_path: Path, password: str | None = None, graph: str = "neo4j"):
+        self.db = falkordb.FalkorDB(unix_socket_path=str(socket_path), password=password)
         self.graph = self.db.select_graph(graph)
 
     def clear(self) -> None:

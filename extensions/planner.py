@@ -140,13 +140,16 @@ class ExtensionPlanner:
             check_parameters(procedure, given)
             arguments.update(given)
         node_id = bind.node_index_expr(self.backend_kind, "{}")        # a template for the procedure
-        result = await runner.run(procedure.graph_query(arguments, node_id), params)
-        rows = await result.fetch(-1)
-        await result.consume()
-        if len(rows) > procedure.offload_above:
-            computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
+        if procedure.run is not None:
+            computed = await procedure.run(graph_context(runner), arguments, node_id)
         else:
-            computed = procedure.evaluate(arguments, rows)
+            result = await runner.run(procedure.graph_query(arguments, node_id), params)
+            rows = await result.fetch(-1)
+            await result.consume()
+            if len(rows) > procedure.offload_above:
+                computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
+            else:
+                computed = procedure.evaluate(arguments, rows)
         return bind.build(self.backend_kind, step.param, True,
                           ((key, (), list(row)) for key, row in computed.items()))
 
@@ -190,7 +193,13 @@ def graph_context(runner) -> GraphContext:
         rows = await result.fetch(-1)
         await result.consume()
         return rows
-    return GraphContext(runner.database, runner.graph_state(), read)
+
+    async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
+        result = await runner.run(query, params)
+        while rows := await result.fetch(batch):
+            yield rows
+        await result.consume()
+    return GraphContext(runner.database, runner.graph_state(), read, stream)
 
 
 def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import Awaitable, Hashable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
 from proxy.errors import argument_error
@@ -56,12 +56,14 @@ class GraphContext:
     upstream Neo4j it also changes on a TTL). None means the query sees uncommitted writes
     of its own transaction: use nothing cached and cache nothing.
     `read(query, params)` runs a read-only query where the client's query runs (in its
-    transaction, if any) and returns every row.
+    transaction, if any) and returns every row; `stream(query, params)` is the same as an async
+    iterator of row batches, for results too big to hold twice.
     """
 
     database: str
     state: Hashable | None
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
+    stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -145,6 +147,8 @@ class Procedure:
     Cypher; `node_id` is a template such as 'id({})' the query must use for node identities),
     hands its rows to `evaluate(params, rows)`, which returns `{node identity: (other yield
     values, in `yields` order)}`, and rewrites the CALL into a scan of the nodes that got a row.
+    A procedure with `run` instead gets the whole step: `await run(graph, params, node_id)`
+    returns that mapping (families that cache what they read and compute off the event loop).
     """
 
     name: str
@@ -152,10 +156,11 @@ class Procedure:
     parameters: dict[str, Any]
     #: Output columns; the first one is the node.
     yields: tuple[str, ...]
-    graph_query: Callable[[dict[str, Any], str], str]
-    evaluate: Callable[[dict[str, Any], Sequence[Sequence[Any]]], dict[Any, tuple]]
+    graph_query: Callable[[dict[str, Any], str], str] | None = None
+    evaluate: Callable[[dict[str, Any], Sequence[Sequence[Any]]], dict[Any, tuple]] | None = None
     signature: str = ""
     offload_above: int = 2_000
+    run: Callable[[GraphContext, dict[str, Any], str], Awaitable[dict[Any, tuple]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,8 +179,9 @@ class Describer:
     legend: Mapping[str, str] = field(default_factory=dict, hash=False)
     #: `flags(label, sampled property maps)` -> the flags of that node type (e.g. ["ts"]).
     flags: Callable[[str, Sequence[dict[str, Any]]], Iterable[str]] = lambda label, sample: ()
-    #: Awaited as `detail(graph, label)` -> lines of that type's detail (channels, units ...).
-    detail: Callable[[GraphContext, str], Awaitable[list[str]]] | None = None
+    #: Awaited as `detail(graph, label, sampled property maps)` -> lines of that type's detail
+    #: (channels, units ...).
+    detail: Callable[[GraphContext, str, Sequence[dict[str, Any]]], Awaitable[list[str]]] | None = None
 
 
 class Registry:

@@ -1,4 +1,4 @@
-"""Assembles the server: backend, planner, Bolt listener; runs until SIGTERM/SIGINT."""
+"""Assembles the server: backend, planner, Bolt and HTTP listeners; runs until SIGTERM/SIGINT."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from proxy.backends.base import Backend, TxConfig
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
+from proxy.http.server import HttpFrontEnd
 from proxy.session import Planner, Session
 
 log = logging.getLogger("cypher_proxy")
@@ -22,7 +23,8 @@ def create_backend(config: Config) -> Backend:
         from proxy.backends.neo4j import Neo4jBackend
         return Neo4jBackend(config.upstream)
     from proxy.backends.falkordb import FalkorDBBackend
-    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password)
+    return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password,
+                           idle_timeout=config.tx_idle_timeout or None)
 
 
 def create_planner(config: Config, backend: Backend) -> Planner:
@@ -32,7 +34,8 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     """
     from extensions.catalog import build_registry
     from extensions.planner import ExtensionPlanner
-    return ExtensionPlanner(build_registry(config.data_dir), backend_kind=backend.kind)
+    return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
+                            backend_kind=backend.kind)
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext | None:
@@ -59,6 +62,7 @@ async def _load_demo(config: Config, backend: Backend) -> None:
         await result.consume()
 
     counts = await load_demo(run, default_root(config.data_dir), progress=lambda line: log.info("%s", line))
+    await backend.compact()          # e.g. a compact append-only file: the next start is quick
     marker.write_text(f"{counts}\n")
 
 
@@ -92,17 +96,30 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             await _load_demo(config, backend)
         planner = create_planner(config, backend)
         tls = _ssl_context(config)
-        server = await start_bolt_server(config.bolt_host, config.bolt_port,
-                                         lambda: Session(backend, planner), ssl_context=tls)
-        host, port = server.sockets[0].getsockname()[:2]
-        uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
-        if demo:
-            _print_demo_help(uri, config)
-        if config.backend == "falkordb":
-            log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
-        print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
-        await stop.wait()
-        log.info("shutting down")
-        server.close()
+
+        def sessions() -> Session:
+            return Session(backend, planner)
+
+        http = HttpFrontEnd(sessions, tls=tls is not None, tx_idle_timeout=config.http_tx_timeout)
+        await http.setup()
+        try:
+            server = await start_bolt_server(config.bolt_host, config.bolt_port, sessions, ssl_context=tls,
+                                             http_protocol=http.bolt_port_protocol)
+            host, port = server.sockets[0].getsockname()[:2]
+            http.endpoints.bolt_port = port
+            http_server = await http.listen(config.http_host, config.http_port, tls)
+            http_host, http_port = http_server.sockets[0].getsockname()[:2]
+            uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
+            if demo:
+                _print_demo_help(uri, config)
+            if config.backend == "falkordb":
+                log.info("embedded FalkorDB login: user %r, password %r", config.user, config.password)
+            log.info("HTTP APIs on %s://%s:%d", "https" if tls else "http", http_host, http_port)
+            print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
+            await stop.wait()
+            log.info("shutting down")
+            server.close()
+        finally:
+            await http.close()
     finally:
         await backend.stop()

@@ -35,7 +35,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Bolt listen address (default 127.0.0.1:7687)")
     parser.add_argument("--http", type=_address, metavar="HOST:PORT",
                         default=_address(_env("HTTP", f"{defaults.http_host}:{defaults.http_port}")),
-                        help="HTTP listen address (default 127.0.0.1:7474)")
+                        help="HTTP listen address: Query API, transactional endpoint (default 127.0.0.1:7474)")
+    parser.add_argument("--http-tx-timeout", type=float, metavar="SECONDS",
+                        default=float(_env("HTTP_TX_TIMEOUT", str(defaults.http_tx_timeout))),
+                        help="roll back an HTTP transaction idle this long (default 30)")
     parser.add_argument("--backend", choices=["falkordb", "neo4j"], default=_env("BACKEND", None),
                         help="graph database behind the proxy (default falkordb; neo4j if --upstream)")
     parser.add_argument("--upstream", default=_env("UPSTREAM", None), metavar="URI",
@@ -47,11 +50,18 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--password", default=_env("PASSWORD", defaults.password),
                         help="password of the embedded database (default password)")
     parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
-                        help="PEM certificate: serve Bolt over TLS (bolt+s://)")
+                        help="PEM certificate: serve Bolt and HTTP over TLS (bolt+s://, wss://, https://)")
     parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
                         help="PEM private key for --tls-cert")
+    parser.add_argument("--text-model", default=_env("TEXT_MODEL", None), metavar="PATH",
+                        help="text_score model: a model2vec or sentence-transformers directory, or an "
+                             ".onnx file (default: the built-in static MiniLM)")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
+    parser.add_argument("--tx-idle-timeout", type=float, metavar="SECONDS",
+                        default=float(_env("TX_IDLE_TIMEOUT", str(defaults.tx_idle_timeout))),
+                        help="roll back an explicit transaction idle this long (embedded database; "
+                             "default 60, 0 = never)")
 
 
 def _optional_path(value: str | None) -> Path | None:
@@ -62,13 +72,16 @@ def config_from_args(args: argparse.Namespace) -> Config:
     backend = args.backend or ("neo4j" if args.upstream else "falkordb")
     if backend == "neo4j" and not args.upstream:
         raise SystemExit("cypher-proxy: --backend neo4j needs --upstream URI (e.g. bolt://localhost:7687)")
+    if args.text_model and not Path(args.text_model).expanduser().is_dir():
+        raise SystemExit(f"cypher-proxy: --text-model {args.text_model}: not a model directory")
     if bool(args.tls_cert) != bool(args.tls_key):
         raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
     return Config(
         bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
+        http_tx_timeout=args.http_tx_timeout,
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
-        log_level=args.log_level,
+        log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout, text_model=args.text_model,
     )
 
 

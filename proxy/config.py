@@ -12,6 +12,7 @@ class Config:
     bolt_port: int = 7687
     http_host: str = "127.0.0.1"
     http_port: int = 7474
+    http_tx_timeout: float = 30.0        # seconds an idle HTTP transaction stays open
     backend: str = "falkordb"            # "falkordb" or "neo4j"
     upstream: str | None = None          # bolt:// or neo4j:// URI of a Neo4j server
     data_dir: Path = Path("data")
@@ -20,3 +21,7 @@ class Config:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     log_level: str = "info"
+    #: Seconds an explicit transaction may sit idle before it is rolled back (0: never); on the
+    #: embedded database a writing transaction blocks every other writer while it is open.
+    tx_idle_timeout: float = 60.0
+    text_model: str | None = None        # text_score model directory (None: the shipped default)

@@ -30,7 +30,7 @@ import pytz
 from neo4j.spatial import CartesianPoint, Point, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.values import Node, Path, Relationship
+from proxy.values import Node, Path, Relationship, zone_id
 
 __all__ = ["MAX_DEPTH", "PackStreamError", "Packer", "Structure", "unpack", "unpack_message"]
 
@@ -107,12 +107,6 @@ def _offset_seconds(offset: _dt.timedelta, value) -> int:
     return offset.days * 86400 + offset.seconds
 
 
-def _zone_id(tz) -> str | None:
-    """The IANA name of a pytz or zoneinfo zone, None for a fixed offset."""
-    name = getattr(tz, "zone", None) or getattr(tz, "key", None)
-    return name if isinstance(name, str) else None
-
-
 def _date_fields(packer, v):
     return _DATE, [v.toordinal() - _EPOCH_ORDINAL]
 
@@ -142,7 +136,7 @@ def _datetime_struct(packer, days: int, v, nanos: int, native: _dt.datetime):
     if tz is None:
         return _LOCAL_DATETIME, [local, nanos]
     offset = _offset_seconds(tz.utcoffset(native), v)
-    zone = _zone_id(tz)
+    zone = zone_id(tz)
     if packer._utc:
         seconds = local - offset
         if zone is None:

@@ -18,8 +18,14 @@ from neo4j.time import Date, DateTime, Duration, Time
 
 __all__ = [
     "CartesianPoint", "Date", "DateTime", "Duration", "Node", "Path", "Point",
-    "Relationship", "Time", "WGS84Point",
+    "Relationship", "Time", "WGS84Point", "zone_id",
 ]
+
+
+def zone_id(tz) -> str | None:
+    """The IANA name of a pytz or zoneinfo zone, None for a fixed offset."""
+    name = getattr(tz, "zone", None) or getattr(tz, "key", None)
+    return name if isinstance(name, str) else None
 
 
 @dataclass(slots=True)

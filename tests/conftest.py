@@ -7,7 +7,7 @@ import os
 import neo4j
 import pytest
 
-from tests.harness import PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
+from tests.harness import DRIVER_OVER_HTTP, PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
 
 
 @pytest.fixture(scope="session")
@@ -27,14 +27,20 @@ def proxy():
 
 @pytest.fixture(scope="session")
 def demo():
-    """One proxy serving the Sodir demo graph (loaded once), shared by the tests that read it."""
+    """A proxy serving the Sodir demo graph (`cypher-proxy demo`), shared by the tests that read it."""
     with ProxyProcess(command="demo") as process:
         yield process
 
 
 @pytest.fixture(scope="session")
 def driver(proxy):
-    with neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD)) as drv:
+    """A driver for `proxy`; with DRIVER_OVER_HTTP=1 the neo4j 6.x driver over the Query API
+    (http://, which needs the database named: it resolves no home database)."""
+    if os.environ.get(DRIVER_OVER_HTTP):
+        drv = neo4j.GraphDatabase.driver(proxy.http_uri, auth=(USER, PASSWORD), database="neo4j")
+    else:
+        drv = neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD))
+    with drv:
         yield drv
 
 

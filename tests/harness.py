@@ -23,6 +23,8 @@ NEO4J6_PATH = REPO / ".cache" / "neo4j6"
 USER, PASSWORD = "neo4j", "password"
 #: Environment switch for tests/conftest.py: serve the tests through a Neo4j-backend proxy.
 THROUGH_NEO4J_BACKEND = "THROUGH_NEO4J_BACKEND"
+#: Environment switch for tests/conftest.py: the `driver` fixture speaks the Query API (http://).
+DRIVER_OVER_HTTP = "DRIVER_OVER_HTTP"
 
 
 def free_port() -> int:
@@ -33,12 +35,13 @@ def free_port() -> int:
 
 @dataclass
 class ProxyProcess:
-    """One running proxy; `uri` is its bolt:// address once `start()` returns."""
+    """One running proxy; `uri` is its bolt:// and `http_uri` its http:// address once `start()` returns."""
 
     args: list[str] = field(default_factory=list)
     data_dir: Path | None = None
     command: str = "serve"
     uri: str = ""
+    http_uri: str = ""
     output: list[str] = field(default_factory=list)
     _proc: subprocess.Popen | None = None
     _tmp: tempfile.TemporaryDirectory | None = None
@@ -48,6 +51,7 @@ class ProxyProcess:
             self._tmp = tempfile.TemporaryDirectory(prefix="cproxy-")
             self.data_dir = Path(self._tmp.name)
         bolt, http = free_port(), free_port()
+        self.http_uri = f"http://127.0.0.1:{http}"
         cmd = [sys.executable, "-m", "proxy", self.command, "--bolt", f"127.0.0.1:{bolt}",
                "--http", f"127.0.0.1:{http}", "--data-dir", str(self.data_dir), *self.args]
         env = {k: v for k, v in os.environ.items()

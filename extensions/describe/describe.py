@@ -62,7 +62,7 @@ async def describe_text(graph: GraphContext, registry: Registry, types: list[str
     for label in stats.labels:
         lines = render.TypeLines(flags=_flags(label, stats, describers))
         if inline:
-            lines.family_lines = await _family_lines(graph, label, describers)
+            lines.family_lines = await _family_lines(graph, stats, label, describers)
             lines.properties = _sampled_properties(stats, label)
         types_lines[label] = lines
     legend = {flag: meaning for d in describers for flag, meaning in d.legend.items()}
@@ -80,7 +80,7 @@ def _sampled_properties(stats: GraphStats, label: str) -> list[str]:
 
 async def _detail(graph: GraphContext, stats: GraphStats, detail: TypeStats, describers: list[Describer]) -> str:
     return render.type_detail(detail, stats.patterns, _flags(detail.label, stats, describers),
-                              await _family_lines(graph, detail.label, describers), stats.conventions)
+                              await _family_lines(graph, stats, detail.label, describers), stats.conventions)
 
 
 def _flags(label: str, stats: GraphStats, describers: list[Describer]) -> list[str]:
@@ -88,8 +88,9 @@ def _flags(label: str, stats: GraphStats, describers: list[Describer]) -> list[s
     return [flag for d in describers for flag in d.flags(label, sample)]
 
 
-async def _family_lines(graph: GraphContext, label: str, describers: list[Describer]) -> list[str]:
-    return [line for d in describers if d.detail is not None for line in await d.detail(graph, label)]
+async def _family_lines(graph: GraphContext, stats: GraphStats, label: str, describers: list[Describer]) -> list[str]:
+    sample = stats.samples.get(label, [])
+    return [line for d in describers if d.detail is not None for line in await d.detail(graph, label, sample)]
 
 
 def _families(registry: Registry, describers: list[Describer]) -> list[render.Family]:

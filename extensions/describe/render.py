@@ -237,15 +237,37 @@ def extensions(families: list[Family]) -> list[str]:
 
 
 def merge_signatures(signatures: Iterable[str]) -> list[str]:
-    """Consecutive signatures that differ only in the name share one: `a/b(x, y?)`."""
+    """Consecutive signatures that differ only in the name share one: `a/b(x, y?)` (after
+    `compact`)."""
     merged: list[tuple[str, list[str], str]] = []
     for signature in signatures:
-        prefix, name, rest = _split(signature)
+        prefix, name, rest = _split(compact(signature))
         if merged and merged[-1][0] == prefix and merged[-1][2] == rest:
             merged[-1][1].append(name)
         else:
             merged.append((prefix, [name], rest))
     return [f"{prefix}{'/'.join(names)}{rest}" for prefix, names, rest in merged]
+
+
+def compact(signature: str) -> str:
+    """A signature as describe() lists it: a map of parameters shown as `{...}` (errors name
+    them), no explanation after `: `.
+
+    'CALL pagerank({damping_factor: 0.85, ...}) YIELD node, score: exact ...'
+    -> 'CALL pagerank({...}) YIELD node, score'
+    """
+    start = signature.find("(")
+    if start < 0:
+        return signature
+    depth = 0
+    for end in range(start, len(signature)):
+        depth += {"(": 1, ")": -1}.get(signature[end], 0)
+        if depth == 0:
+            break
+    inside = signature[start + 1:end]
+    if inside.lstrip().startswith("{"):
+        inside = "{...}"
+    return signature[:start + 1] + inside + signature[end:].split(": ", 1)[0]
 
 
 def _split(signature: str) -> tuple[str, str, str]:

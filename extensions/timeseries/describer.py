@@ -17,7 +17,7 @@ _PERIOD_TEXT = {"year": 4, "month": 7, "day": 10, "hour": 13}    # ISO prefix le
 def timeseries_describer(store: TimeseriesStore, names: list[str]) -> Describer:
     """`names`: the ts_* extension names, listed under "Timeseries"."""
 
-    async def detail(graph: GraphContext, label: str) -> list[str]:
+    async def detail(graph: GraphContext, label: str, sample) -> list[str]:
         if not store.has(label):
             return []
         series = await asyncio.to_thread(store.series, label)   # loads Parquet the first time

@@ -116,6 +116,9 @@ class Backend(ABC):
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         """Open an explicit transaction."""
 
+    async def compact(self) -> None:
+        """Make the database's files compact after a bulk load (a no-op where that is not ours)."""
+
     async def databases(self, credentials: Any) -> list[str]:
         """Names of the databases a client may select (for SHOW DATABASES and routing)."""
         return [self.default_database]

@@ -1,14 +1,19 @@
-"""The embedded FalkorDB backend: launches the server, speaks RESP on its Unix socket.
+"""The embedded FalkorDB backend: launches the servers, speaks RESP on their Unix sockets.
 
 Talks raw `redis.asyncio` (hiredis) rather than the `falkordb` client: the proxy serialises
 parameters and converts values itself (`falkordb_values`), and decoding the compact reply
 directly is several times faster than the client's per-cell coroutines.
 
-FalkorDB has no multi-statement transactions. This backend provides them with a per-graph
-single-writer lock plus a snapshot: the first statement of a transaction that may write takes
-the lock and copies the graph (`GRAPH.COPY`); COMMIT drops the copy, ROLLBACK renames it back
-over the graph. Auto-commit writes take the same lock, so a rollback never erases another
-client's write. Reads never wait (they may see a running transaction's writes).
+FalkorDB has no multi-statement transactions. The proxy provides them with a primary and a
+held replica (`falkordb_pair.py`, `falkordb_tx.py`): a write transaction holds the replica at
+the committed state; COMMIT releases it, ROLLBACK promotes it. Every write (auto-commit or in a
+transaction) takes one writer lock, so a rollback never erases another client's write.
+
+Reads never wait for the writer lock. While a transaction holds the replica, other clients'
+reads go to the replica, which is the committed state (read committed); a transaction's own
+reads go to the primary and see its writes. Reads are sent as `GRAPH.RO_QUERY`: FalkorDB itself
+refuses one that writes, and the statement is re-run as a write, so a write the text scan
+missed still takes the lock.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import asyncio
 import hmac
 import itertools
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +32,25 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from proxy.backends.falkordb_pair import ServerPair, unavailable
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyStream
 from proxy.backends.falkordb_params import inline_params
+from proxy.backends.falkordb_tx import FalkorDBTransaction
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
     parse_stats, plan_query_type,
 )
-from proxy.errors import CypherError, database_error, syntax_error, unauthorized
+from proxy.errors import CypherError, syntax_error, unauthorized
 
 MAX_QUERY_CHARS = 1_000_000
 #: FalkorDB's parse time doubles per nesting level and ignores timeouts (depth 15 ~ 60 ms).
 MAX_NESTING = 15
 _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
+#: Graph keys the earlier GRAPH.COPY transactions left behind; dropped at start (see `start`).
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
+READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
+ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 
 _LEXEME = re.compile(r"""'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?|//[^\n]*|/\*.*?(?:\*/|$)""", re.S)
 _WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
@@ -73,16 +82,21 @@ def _check_query(query: str, code: str) -> None:
 
 
 class _Statement:
-    """One client query, analysed once: command, text to send and whether it may write."""
+    """One client query, analysed once: command, text to send and whether it may write.
+
+    `may_write` is the text scan's guess; reads go as GRAPH.RO_QUERY, so FalkorDB itself
+    refuses a write the scan missed (`as_write` then re-sends it as one). PROFILE executes the
+    query and has no read-only form, so it always counts as a write.
+    """
 
     def __init__(self, query: str, params: dict[str, Any] | None, mode: str):
         code = _code_only(query)
         _check_query(query, code)
         prefix = _PREFIX.match(code)
-        self.command = "GRAPH.QUERY"
         self.body = query
+        command = "QUERY"
         if prefix:
-            self.command = f"GRAPH.{prefix.group(1).upper()}"
+            command = prefix.group(1).upper()
             self.body = query[prefix.end():]
             code = code[prefix.end():]
         inlined = inline_params(self.body, code, params)
@@ -104,19 +118,75 @@ class _Statement:
                               f"The query or its parameters contain {exc.object[exc.start]!r}, which is "
                               "not valid Unicode text (a lone surrogate).") from None
         self.schema = bool(_SCHEMA.search(code))
-        self.may_write = mode != "r" and bool(_WRITE.search(code)) and self.command != "GRAPH.EXPLAIN"
-        if mode == "r" and self.command == "GRAPH.QUERY":
-            self.command = "GRAPH.RO_QUERY"
+        self.may_write = command == "PROFILE" or (command == "QUERY" and mode != "r" and bool(_WRITE.search(code)))
+        self.command = "GRAPH.RO_QUERY" if command == "QUERY" and not self.may_write else f"GRAPH.{command}"
+
+    def as_write(self) -> "_Statement":
+        """The same statement, sent as a write (FalkorDB refused it as a read)."""
+        clone = object.__new__(_Statement)
+        clone.__dict__.update(self.__dict__, may_write=True, command="GRAPH.QUERY")
+        return clone
 
 
 class _Graph:
-    """Per-graph state: the single-writer lock and the id -> name schema cache."""
+    """Per-graph state: the id -> name schema cache (`system` is the name of no graph)."""
 
     def __init__(self, name: str):
         self.name = name
-        self.lock = asyncio.Lock()
         self.schema = Schema()
-        self.snapshot = SNAPSHOT_PREFIX + name
+        self.system = name.lower() == "system"
+
+
+class _Endpoint:
+    """Connections to one server: a redis client for commands, idle reply streams for queries."""
+
+    def __init__(self, server: EmbeddedFalkorDB, max_connections: int):
+        self.server = server
+        self.max_connections = max_connections
+        pool = aioredis.BlockingConnectionPool(
+            connection_class=UnixDomainSocketConnection, path=str(server.socket_path),
+            password=server.password, max_connections=max_connections, timeout=None,
+            socket_timeout=None,             # FalkorDB enforces query timeouts itself
+            retry=Retry(NoBackoff(), 0))     # never re-send: a retried CREATE would run twice
+        self.client = aioredis.Redis(connection_pool=pool)
+        self.idle: list[ReplyStream] = []
+
+    async def call(self, *args: Any) -> Any:
+        """One RESP command; every failure becomes a `CypherError`."""
+        try:
+            reply = await self.client.execute_command(*args)
+        except ResponseError as exc:
+            raise error_from_reply(str(exc)) from None
+        except (RedisError, OSError) as exc:
+            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
+        if isinstance(reply, list) and reply and isinstance(reply[-1], ResponseError):
+            raise error_from_reply(str(reply[-1]))
+        return reply
+
+    async def stream(self) -> ReplyStream:
+        if self.idle:
+            return self.idle.pop()
+        try:
+            return await ReplyStream.connect(str(self.server.socket_path), self.server.password)
+        except (OSError, CypherError) as exc:
+            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
+
+    async def release(self, stream: ReplyStream) -> None:
+        if stream.idle and len(self.idle) < self.max_connections:
+            self.idle.append(stream)
+        else:
+            await stream.close()
+
+    async def reset(self) -> None:
+        """Forget every connection (the server restarted or changed role)."""
+        idle, self.idle = self.idle, []
+        for stream in idle:
+            await stream.close()
+        await self.client.connection_pool.disconnect()
+
+    async def close(self) -> None:
+        await self.reset()
+        await self.client.aclose(close_connection_pool=True)
 
 
 class FalkorDBResult(Result):
@@ -127,16 +197,20 @@ class FalkorDBResult(Result):
     of reading the rest; a writing one is read to the end for its counters.
     """
 
-    def __init__(self, backend: FalkorDBBackend, graph: _Graph, statement: _Statement,
-                 keys: list[str], stream: ReplyStream, summary: Summary):
+    def __init__(self, backend: FalkorDBBackend, graph: _Graph, statement: _Statement, keys: list[str],
+                 endpoint: _Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None):
         self.keys = keys
         self._backend, self._graph, self._statement = backend, graph, statement
+        self._endpoint = endpoint
         self._stream: ReplyStream | None = stream
         self._summary = summary
+        self._tx = tx
 
     async def fetch(self, n: int) -> list[list[Any]]:
         if self._stream is None:
             return []
+        if self._tx is not None:
+            self._tx.touch()
         raw = await self._stream.rows(n)
         while True:
             try:
@@ -162,7 +236,7 @@ class FalkorDBResult(Result):
             else:
                 stats = await stream.statistics()
         finally:
-            await self._backend._release_stream(stream)
+            await self._endpoint.release(stream)
         self._summary.stats = parse_stats(stats)
         self._summary.query_type = _query_type(self._statement, self.keys, self._summary.stats)
 
@@ -174,48 +248,57 @@ class FalkorDBBackend(Backend):
     default_database = "neo4j"
 
     def __init__(self, data_dir: Path, *, user: str = "neo4j", password: str = "password",
-                 persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0):
+                 persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0,
+                 idle_timeout: float | None = 60.0):
         super().__init__()
-        self.server = EmbeddedFalkorDB(data_dir, persistent=persistent)
+        self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart)
         self._user, self._password = user, password
         self._max_connections = max_connections
         self.lock_timeout = lock_timeout
-        self._client: aioredis.Redis | None = None
-        self._idle_streams: list[ReplyStream] = []
+        self.idle_timeout = idle_timeout
+        self._writer = asyncio.Lock()
+        self._endpoints: dict[str, _Endpoint] = {}
         self._graphs: dict[str, _Graph] = {}
         self._bookmarks = itertools.count(1)
+        self._started = False
 
     # ------------------------------------------------------------------ lifecycle
 
     async def start(self) -> None:
-        if self._client is not None:
+        if self._started:
             return
-        await self.server.start()
-        pool = aioredis.BlockingConnectionPool(
-            connection_class=UnixDomainSocketConnection, path=str(self.server.socket_path),
-            max_connections=self._max_connections, timeout=None,
-            socket_timeout=None,             # FalkorDB enforces query timeouts itself
-            retry=Retry(NoBackoff(), 0))     # never re-send: a retried CREATE would run twice
-        self._client = aioredis.Redis(connection_pool=pool)
-        await self._recover_snapshots()
-        await self._call("GRAPH.QUERY", self.default_database, "RETURN 1")   # creates the key
+        await self.pair.start()
+        self._started = True
+        self._endpoints = {s.name: _Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
+        await self._drop_old_snapshots()
+        await self._primary().call("GRAPH.QUERY", self.default_database, "RETURN 1")   # creates the key
 
     async def stop(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose(close_connection_pool=True)
-        streams, self._idle_streams = self._idle_streams, []
-        for stream in streams:
-            await stream.close()
-        await self.server.stop()
+        if not self._started:
+            return
+        self._started = False
+        for endpoint in self._endpoints.values():
+            await endpoint.close()
+        self._endpoints = {}
+        await self.pair.stop()
         self._graphs.clear()
 
-    async def _recover_snapshots(self) -> None:
-        """A snapshot left by a crash belongs to a transaction that never committed: restore it."""
-        for key in await self._call("GRAPH.LIST"):
-            key = key.decode()
-            if key.startswith(SNAPSHOT_PREFIX):
-                await self._call("RENAME", key, key[len(SNAPSHOT_PREFIX):])
+    async def compact(self) -> None:
+        """Rewrite the primary's append-only file now (after a bulk load: restarts stay fast)."""
+        await self._primary().call("BGREWRITEAOF")
+
+    async def _drop_old_snapshots(self) -> None:
+        """Earlier versions copied the graph per transaction; a copy left by a crash could be
+        stale (the copy step could be interrupted), so restoring it might undo acknowledged
+        writes. It is dropped instead, and the drop is logged."""
+        for key in await self._primary().call("GRAPH.LIST"):
+            if key.decode().startswith(SNAPSHOT_PREFIX):
+                await self._primary().call("GRAPH.DELETE", key)
+
+    async def _on_restart(self) -> None:
+        for endpoint in self._endpoints.values():
+            await endpoint.reset()
+        self.forget_schemas()
 
     # ------------------------------------------------------------------ Backend API
 
@@ -231,87 +314,76 @@ class FalkorDBBackend(Backend):
         return principal
 
     async def databases(self, credentials: Any) -> list[str]:
-        names = [key.decode() for key in await self._call("GRAPH.LIST")]
+        names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
         graphs = sorted(n for n in names if not n.startswith(SNAPSHOT_PREFIX) and n != self.default_database)
         return [self.default_database, *graphs]
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
         graph = await self._graph(config.database)
-        statement = _Statement(query, params, config.mode)
-        timeout_ms = _timeout_ms(config.timeout)
-        if statement.may_write:
-            await self._acquire(graph, config.timeout)
+        statement = self.statement(query, params, config.mode)
+        if not statement.may_write:
             try:
-                result = await self._execute(graph, statement, timeout_ms)
-            finally:
-                graph.lock.release()
-                self.note_write(graph.name)
-        else:
-            result = await self._execute(graph, statement, timeout_ms)
-        result._summary.bookmark = self.next_bookmark()
-        return result
+                return self._bookmarked(await self.execute(graph, statement, config.timeout))
+            except CypherError as exc:
+                if exc.code != ACCESS_MODE or config.mode == "r":
+                    raise
+                statement = statement.as_write()
+        await self.acquire_writer(config.timeout)
+        try:
+            result = await self.execute(graph, statement, config.timeout)
+        finally:
+            self.release_writer()
+            self.note_write(graph.name)
+        return self._bookmarked(result)
 
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
-        return FalkorDBTransaction(self, await self._graph(config.database), config)
+        return FalkorDBTransaction(self, await self._graph(config.database), config, self.idle_timeout)
 
     def next_bookmark(self) -> str:
         return f"FB:{next(self._bookmarks)}"
 
-    # ------------------------------------------------------------------ internals
+    # ------------------------------------------------------------------ for transactions
 
-    async def _graph(self, database: str | None) -> _Graph:
-        name = database or self.default_database
-        if name != self.default_database and (
-                name.startswith(SNAPSHOT_PREFIX) or name.encode() not in await self._call("GRAPH.LIST")):
-            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
-                              f"Database does not exist. Database name: '{name}'.")
-        if name not in self._graphs:
-            self._graphs[name] = _Graph(name)
-        return self._graphs[name]
+    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> _Statement:
+        return _Statement(query, params, mode)
 
-    async def _acquire(self, graph: _Graph, timeout: float | None) -> None:
-        wait = self.lock_timeout if not timeout else min(timeout, self.lock_timeout)
+    async def acquire_writer(self, tx_remaining: float | None) -> None:
+        """Wait for the writer lock, at most `lock_timeout` (a TransientError: retry) or what is
+        left of the transaction's own timeout (LockClientStopped: a ClientError, no retry)."""
+        stopped_by_tx = tx_remaining is not None and tx_remaining < self.lock_timeout
+        wait = tx_remaining if stopped_by_tx else self.lock_timeout
         try:
-            await asyncio.wait_for(graph.lock.acquire(), wait)
+            await asyncio.wait_for(self._writer.acquire(), wait)
         except asyncio.TimeoutError:
+            if stopped_by_tx:
+                raise CypherError("Neo.ClientError.Transaction.LockClientStopped",
+                                  f"The transaction's timeout ran out after {wait:g} s waiting for the "
+                                  "write lock: another transaction is writing.") from None
             raise CypherError("Neo.TransientError.Transaction.LockAcquisitionTimeout",
-                              f"Waited {wait:g} s for the write lock of database '{graph.name}': "
-                              "another transaction is writing to it. Retry later.") from None
+                              f"Waited {wait:g} s for the write lock: another transaction is writing. "
+                              "Retry later.") from None
 
-    async def _call(self, *args: Any) -> Any:
-        """One RESP command; every failure becomes a `CypherError`."""
-        if self._client is None:
-            raise database_error("The embedded FalkorDB is not running.")
-        try:
-            reply = await self._client.execute_command(*args)
-        except ResponseError as exc:
-            raise error_from_reply(str(exc)) from None
-        except RedisError as exc:
-            raise database_error(f"Lost the embedded FalkorDB: {exc}") from None
-        if isinstance(reply, list) and reply and isinstance(reply[-1], ResponseError):
-            raise error_from_reply(str(reply[-1]))
-        return reply
+    def release_writer(self) -> None:
+        self._writer.release()
 
-    async def _open_stream(self) -> ReplyStream:
-        if self._client is None:
-            raise database_error("The embedded FalkorDB is not running.")
-        if self._idle_streams:
-            return self._idle_streams.pop()
-        try:
-            return await ReplyStream.connect(str(self.server.socket_path))
-        except OSError as exc:
-            raise database_error(f"Lost the embedded FalkorDB: {exc}") from None
+    def forget_schemas(self) -> None:
+        """Ids of labels, types and keys may have changed (a rollback or a restart)."""
+        for graph in self._graphs.values():
+            graph.schema = Schema()
 
-    async def _release_stream(self, stream: ReplyStream) -> None:
-        if stream.idle and self._client is not None and len(self._idle_streams) < self._max_connections:
-            self._idle_streams.append(stream)
-        else:
-            await stream.close()
-
-    async def _execute(self, graph: _Graph, statement: _Statement, timeout_ms: int | None) -> Result:
+    async def execute(self, graph: _Graph, statement: _Statement, timeout: float | None,
+                      tx: FalkorDBTransaction | None = None) -> Result:
+        """Send one statement to the server it belongs on (see the module docstring)."""
+        if graph.system:
+            raise CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+                              "Not a recognised system command or procedure. This Cypher command can only "
+                              f"be executed in a user database: {statement.body.strip()[:200]}")
+        await self._ready()
+        reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
+        endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)
         if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
-            reply = await self._call(statement.command, graph.name, statement.text)
+            reply = await endpoint.call(statement.command, graph.name, statement.text)
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
             summary.query_type = plan_query_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
@@ -320,22 +392,59 @@ class FalkorDBBackend(Backend):
                 summary.profile = plan
             return ListResult([], [], summary)
         args = [statement.command, graph.name, statement.text, "--compact"]
+        timeout_ms = _timeout_ms(timeout)
         if timeout_ms:
             args += ["timeout", timeout_ms]
-        stream = await self._open_stream()
+        stream = await endpoint.stream()
         try:
             names = await stream.query(*args)
+        except (OSError, asyncio.IncompleteReadError) as exc:
+            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
-                await self._release_stream(stream)
+                await endpoint.release(stream)
         keys = [statement.column(name) for name in names]
         summary.query_type = _query_type(statement, keys, {})
-        return FalkorDBResult(self, graph, statement, keys, stream, summary)
+        return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx)
+
+    # ------------------------------------------------------------------ internals
+
+    def _primary(self) -> _Endpoint:
+        return self._endpoints[self.pair.primary.name]
+
+    def _replica(self) -> _Endpoint:
+        return self._endpoints[self.pair.replica.name]
+
+    async def _ready(self) -> None:
+        if not self._started:
+            raise unavailable("The embedded FalkorDB is not running.")
+        if not self.pair.ready.is_set():
+            try:
+                await asyncio.wait_for(self.pair.ready.wait(), READY_TIMEOUT)
+            except asyncio.TimeoutError:
+                raise unavailable(f"The embedded FalkorDB is restarting and was not back within "
+                                  f"{READY_TIMEOUT:g} s.") from None
+
+    def _bookmarked(self, result: Result) -> Result:
+        result._summary.bookmark = self.next_bookmark()
+        return result
+
+    async def _graph(self, database: str | None) -> _Graph:
+        name = database or self.default_database
+        if name.lower() == "system":
+            name = "system"
+        elif name != self.default_database and (
+                name.startswith(SNAPSHOT_PREFIX) or name.encode() not in await self._primary().call("GRAPH.LIST")):
+            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
+                              f"Database does not exist. Database name: '{name}'.")
+        if name not in self._graphs:
+            self._graphs[name] = _Graph(name)
+        return self._graphs[name]
 
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []
         for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
-            reply = await self._call("GRAPH.RO_QUERY", graph.name, f"CALL {procedure}()", "--compact")
+            reply = await self._primary().call("GRAPH.RO_QUERY", graph.name, f"CALL {procedure}()", "--compact")
             tables.append([decode(row[0], graph.schema) for row in reply[1]])
         graph.schema = Schema(*tables)
 
@@ -352,87 +461,3 @@ def _query_type(statement: _Statement, keys: list[str], stats: dict[str, int]) -
     if statement.may_write or stats:
         return "rw" if keys else "w"
     return "r"
-
-
-class FalkorDBTransaction(Transaction):
-    """An explicit transaction: lock + lazy snapshot on the first statement that may write."""
-
-    def __init__(self, backend: FalkorDBBackend, graph: _Graph, config: TxConfig):
-        self._backend, self._graph, self._config = backend, graph, config
-        self._deadline = time.monotonic() + config.timeout if config.timeout else None
-        self._holding = False
-        self._open = True
-        self._timed_out = False
-        self._watchdog: asyncio.TimerHandle | None = None
-
-    async def run(self, query: str, params: dict[str, Any]) -> Result:
-        await self._check_open()
-        statement = _Statement(query, params, self._config.mode)
-        if statement.may_write and not self._holding:
-            await self._backend._acquire(self._graph, self._remaining())
-            self._holding = self.wrote = True
-            try:
-                await self._backend._call("GRAPH.COPY", self._graph.name, self._graph.snapshot)
-            except BaseException:
-                self._release()
-                raise
-            if self._deadline is not None:
-                self._watchdog = asyncio.get_running_loop().call_later(
-                    self._remaining(), lambda: asyncio.ensure_future(self._expire()))
-        try:
-            return await self._backend._execute(self._graph, statement, _timeout_ms(self._remaining()))
-        except CypherError as exc:
-            if exc.code == "Neo.ClientError.Transaction.TransactionTimedOut":
-                await self._expire()
-            raise
-
-    async def commit(self) -> str | None:
-        await self._check_open()
-        self._open = False
-        if self._holding:
-            try:
-                await self._backend._call("GRAPH.DELETE", self._graph.snapshot)
-            finally:
-                self._release()
-        return self._backend.next_bookmark()
-
-    async def rollback(self) -> None:
-        if not self._open:
-            return
-        self._open = False
-        if self._holding:
-            try:
-                await self._backend._call("RENAME", self._graph.snapshot, self._graph.name)
-            finally:
-                self._graph.schema = Schema()        # ids created by this tx are gone
-                self._release()
-
-    async def _expire(self) -> None:
-        """The transaction outlived its timeout: roll it back so it stops blocking writers."""
-        if self._open:
-            self._timed_out = True
-            await self.rollback()
-
-    async def _check_open(self) -> None:
-        if self._open and self._deadline is not None and time.monotonic() >= self._deadline:
-            await self._expire()
-        if self._timed_out:
-            raise CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
-                              f"The transaction has been terminated: it exceeded its timeout of "
-                              f"{self._config.timeout:g} s and was rolled back.")
-        if not self._open:
-            raise CypherError("Neo.ClientError.Transaction.TransactionNotFound",
-                              "The transaction has already been committed or rolled back.")
-
-    def _remaining(self) -> float | None:
-        return None if self._deadline is None else max(0.001, self._deadline - time.monotonic())
-
-    def _release(self) -> None:
-        if self.wrote:
-            self._backend.note_write(self._graph.name)
-        if self._watchdog is not None:
-            self._watchdog.cancel()
-            self._watchdog = None
-        if self._holding:
-            self._holding = False
-            self._graph.lock.release()

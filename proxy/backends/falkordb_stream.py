@@ -46,9 +46,16 @@ class ReplyStream:
         self.broken = False
 
     @classmethod
-    async def connect(cls, socket_path: str) -> "ReplyStream":
+    async def connect(cls, socket_path: str, password: str | None = None) -> "ReplyStream":
         reader, writer = await asyncio.open_unix_connection(socket_path, limit=_READ_SIZE)
-        return cls(reader, writer)
+        stream = cls(reader, writer)
+        if password is not None:
+            writer.write(_command(("AUTH", password)))
+            reply = await stream._line()
+            if reply != b"+OK":
+                await stream.close()
+                raise database_error(f"The embedded FalkorDB refused the proxy's login: {reply[:80]!r}")
+        return stream
 
     @property
     def idle(self) -> bool:

@@ -12,22 +12,29 @@ from neo4j.graph import Node, Path, Relationship
 from neo4j.spatial import WGS84Point
 from neo4j.time import Date, DateTime, Time
 
-from tests.harness import PASSWORD, USER
+from tests.harness import DRIVER_OVER_HTTP, PASSWORD, USER
+
+OVER_HTTP = bool(os.environ.get(DRIVER_OVER_HTTP))
+#: Over http:// the driver resolves no home database: it must be named.
+HTTP_CONFIG = {"database": "neo4j"} if OVER_HTTP else {}
 
 
 def test_expected_driver_and_protocol(driver):
-    """Run under neo4j 5.x here and under 6.x by test_driver_neo4j6.py."""
+    """Run under neo4j 5.x here and under 6.x (Bolt and http://) by test_driver_neo4j6.py."""
     major = int(os.environ.get("EXPECT_NEO4J_MAJOR", "5"))
     assert int(neo4j.__version__.split(".")[0]) == major
     with driver.session() as session:
-        protocol = session.run("RETURN 1").consume().server.protocol_version
-    assert protocol == ((6, 0) if major == 6 else (5, 8))
+        server = session.run("RETURN 1").consume().server
+    if OVER_HTTP:        # the Query API reports no Bolt version; the agent comes from discovery
+        assert (server.protocol_version, server.agent) == ((0, 0), "Neo4j/5.26.0")
+    else:
+        assert server.protocol_version == ((6, 0) if major == 6 else (5, 8))
 
 
-@pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
+@pytest.mark.parametrize("scheme", ["bolt", "neo4j", *(["http"] if OVER_HTTP else [])])
 def test_connects_with_both_schemes(proxy, scheme):
-    uri = proxy.uri.replace("bolt://", f"{scheme}://")
-    with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD)) as drv:
+    uri = proxy.http_uri if scheme == "http" else proxy.uri.replace("bolt://", f"{scheme}://")
+    with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD), **HTTP_CONFIG) as drv:
         drv.verify_connectivity()
         records, summary, keys = drv.execute_query("RETURN 1 AS one, 'x' AS s")
         assert keys == ["one", "s"]
@@ -36,7 +43,8 @@ def test_connects_with_both_schemes(proxy, scheme):
 
 
 def test_wrong_password_is_rejected(proxy):
-    with neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, "nope")) as drv:
+    uri = proxy.http_uri if OVER_HTTP else proxy.uri
+    with neo4j.GraphDatabase.driver(uri, auth=(USER, "nope"), **HTTP_CONFIG) as drv:
         with pytest.raises(neo4j.exceptions.AuthError):
             drv.verify_connectivity()
 

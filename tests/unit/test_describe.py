@@ -252,7 +252,7 @@ async def test_a_family_appears_through_its_describer(graph):
     context, tables = graph
     label = list(tables.nodes)[3]
 
-    async def detail(graph_context, name):
+    async def detail(graph_context, name, sample):
         return [f"Widgets: {len(await graph_context.read('MATCH (n) RETURN n LIMIT 2', {}))} gadgets"] if name == label else []
 
     widget = Extension("w_score", (ArgKind.NODE,), 1, lambda rows: [], signature="w_score(n)")

@@ -1,0 +1,205 @@
+"""The text store: embeddings of node texts per (label, property), on disk and in memory.
+
+On disk, under `<data-dir>/text/<database>/<model>/<label>/<property>.npz`: one row per
+distinct text, keyed by a hash of the text (vector, token ids). A restart or a changed text
+costs only the texts whose hash is new; the file is rewritten atomically (temp file, then
+rename) with exactly the texts present, so it never grows with history.
+
+In memory, a `TextIndex` per (database, label, property): the node ids that have a string,
+their unit vectors as one matrix, and the BM25 postings. It is keyed by the graph state
+(`GraphContext.state`), which changes on every write through the proxy: the next query then
+re-reads the label's texts (one query) and embeds only what changed. Inside a transaction
+that wrote (state None) the index is built from what that transaction sees and not kept.
+Reading happens on the event loop (it is a database query); hashing and embedding run in a
+worker thread, one build per key at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import quote
+
+import numpy as np
+
+from extensions.cypher.render import name as quote_name
+from extensions.registry import GraphContext
+
+from .encoders import Encoder, load_encoder
+from .lexical import BM25
+
+#: Weight of the cosine in text_score; the rest is normalised BM25 (see lexical.py).
+COSINE_WEIGHT = 0.5
+_QUERY_CACHE = 1024
+
+
+def default_root(data_dir: str | Path) -> Path:
+    """Where the proxy keeps text embeddings under its data directory."""
+    return Path(data_dir) / "text"
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+@dataclass
+class TextIndex:
+    """The texts of one property on the nodes of one label, ready to score."""
+
+    label: str
+    key: str
+    ids: np.ndarray                       # sorted node ids whose value is a string
+    vectors: np.ndarray                   # (len(ids), dim) unit rows, aligned with ids
+    lexical: BM25
+    #: node id -> the value's type, for nodes whose value is not a string
+    others: dict[int, Any] = field(default_factory=dict)
+
+    def positions(self, node_ids: np.ndarray) -> np.ndarray:
+        """Row of each node id in `vectors`, -1 where the node has no string value."""
+        if not len(self.ids):
+            return np.full(len(node_ids), -1, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self.ids, node_ids), len(self.ids) - 1)
+        return np.where(self.ids[at] == node_ids, at, -1)
+
+    def scores(self, vector: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """text_score of every text for one query: one matrix-vector product plus BM25."""
+        return COSINE_WEIGHT * (self.vectors @ vector) + (1 - COSINE_WEIGHT) * self.lexical.scores(tokens)
+
+
+class _DiskCache:
+    """The embedded texts of one (database, model, label, property), keyed by text hash."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def load(self) -> tuple[dict[bytes, int], np.ndarray, list[np.ndarray]]:
+        """{hash: row}, vectors, token ids (empty when there is no usable file)."""
+        try:
+            with np.load(self.path) as data:
+                hashes, vectors = data["hashes"], data["vectors"]
+                offsets, tokens = data["offsets"], data["tokens"]
+        except (OSError, KeyError, ValueError):
+            return {}, np.empty((0, 0), np.float32), []
+        rows = {h.tobytes(): i for i, h in enumerate(hashes)}
+        return rows, vectors, [tokens[a:b] for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+
+    def save(self, hashes: list[bytes], vectors: np.ndarray, tokens: Sequence[np.ndarray]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        offsets = np.concatenate(([0], np.cumsum(lengths)))
+        flat = np.concatenate(tokens).astype(np.int32) if tokens else np.empty(0, np.int32)
+        # uint8 rows, not "S16": numpy strips trailing zero bytes from fixed-width bytes
+        hash_rows = np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16)
+        handle, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                np.savez(out, hashes=hash_rows, vectors=vectors, offsets=offsets, tokens=flat)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+class TextStore:
+    """Embeddings for text_score, shared by all sessions of one server."""
+
+    def __init__(self, root: Path, model: str | Path | None = None):
+        self.root = Path(root)
+        self.model_spec = model
+        self._encoder: Encoder | None = None
+        self._encoder_lock = threading.Lock()
+        self._indexes: dict[tuple[str, str, str], tuple[Hashable, TextIndex]] = {}
+        self._builds: dict[tuple[str, str, str], asyncio.Lock] = {}
+        self._queries: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._queries_lock = threading.Lock()
+
+    @property
+    def encoder(self) -> Encoder:
+        """The model, loaded on first use (call from a worker thread: loading takes ~0.5 s)."""
+        with self._encoder_lock:
+            if self._encoder is None:
+                self._encoder = load_encoder(self.model_spec)
+            return self._encoder
+
+    # -- node texts
+
+    async def index(self, graph: GraphContext, label: str, key: str) -> TextIndex:
+        """The index of `label`.`key` as `graph` sees it now (built or refreshed if needed)."""
+        cache_key = (graph.database, label, key)
+        state = graph.state
+        known = self._indexes.get(cache_key)
+        if state is not None and known is not None and known[0] == state:
+            return known[1]
+        async with self._builds.setdefault(cache_key, asyncio.Lock()):
+            known = self._indexes.get(cache_key)
+            if state is not None and known is not None and known[0] == state:
+                return known[1]
+            rows = await graph.read(
+                f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(key)} IS NOT NULL "
+                f"RETURN id(n), n.{quote_name(key)}", {})
+            keep = state is not None
+            index = await asyncio.to_thread(self._build, graph.database, label, key, rows, keep)
+            if keep:
+                self._indexes[cache_key] = (state, index)
+            return index
+
+    def _build(self, database: str, label: str, key: str, rows: list[list[Any]], keep: bool) -> TextIndex:
+        """Index the (node id, value) rows, embedding only texts the disk cache lacks."""
+        strings = sorted((node_id, value) for node_id, value in rows if isinstance(value, str))
+        others = {node_id: value for node_id, value in rows if not isinstance(value, str)}
+        ids = np.array([node_id for node_id, _ in strings], dtype=np.int64)
+        texts = [value for _, value in strings]
+        hashes = [text_hash(t) for t in texts]
+        disk = _DiskCache(self._path(database, label, key))
+        encoder = self.encoder
+        cached, cached_vectors, cached_tokens = disk.load()
+        if cached_vectors.ndim != 2 or cached_vectors.shape[1] != encoder.dim:     # none, or unusable
+            cached, cached_vectors, cached_tokens = {}, np.empty((0, encoder.dim), np.float32), []
+        distinct = list(dict.fromkeys(hashes))
+        new = [h for h in distinct if h not in cached]
+        if new:
+            text_of = dict(zip(hashes, texts))
+            new_vectors, new_tokens = encoder.encode([text_of[h] for h in new])
+        else:
+            new_tokens, new_vectors = [], np.empty((0, encoder.dim), np.float32)
+        row_of = {**cached, **{h: len(cached_vectors) + i for i, h in enumerate(new)}}
+        all_vectors = np.concatenate([cached_vectors, new_vectors])
+        all_tokens = [*cached_tokens, *new_tokens]
+        keep_rows = np.array([row_of[h] for h in distinct], dtype=np.int64)
+        if keep and (new or len(cached) != len(distinct)):
+            disk.save(distinct, all_vectors[keep_rows], [all_tokens[i] for i in keep_rows])
+        rows_per_text = np.array([row_of[h] for h in hashes], dtype=np.int64)
+        return TextIndex(label, key, ids, all_vectors[rows_per_text],
+                         BM25([all_tokens[i] for i in rows_per_text]), others)
+
+    def _path(self, database: str, label: str, key: str) -> Path:
+        parts = [quote(part, safe="") or "%" for part in (database, self.encoder.name, label)]
+        return self.root.joinpath(*parts, quote(key, safe="") + ".npz")
+
+    # -- query texts
+
+    def queries(self, texts: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{query text: (unit vector, token ids)}, each distinct text embedded once (LRU-cached)."""
+        found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        with self._queries_lock:
+            for text in texts:
+                if text in self._queries:
+                    self._queries.move_to_end(text)
+                    found[text] = self._queries[text]
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vectors, tokens = self.encoder.encode(missing)
+            with self._queries_lock:
+                for text, vector, ids in zip(missing, vectors, tokens):
+                    found[text] = self._queries[text] = (vector, ids)
+                while len(self._queries) > _QUERY_CACHE:
+                    self._queries.popitem(last=False)
+        return found

@@ -1,0 +1,292 @@
+"""Two embedded FalkorDB servers, a primary and a replica, and the rules that make rollback exact.
+
+FalkorDB has no multi-statement transactions, and copying the graph per transaction costs what
+the graph costs (and deadlocked with AOF rewrites). Instead the proxy keeps a replica, fed
+through its own relay (falkordb_relay.py):
+
+- a write transaction *holds* the replica at the last committed state before its first write
+  (`hold`); its statements run on the primary;
+- COMMIT releases the held stream: the replica catches up at the cost of what was written;
+- ROLLBACK *promotes* the replica (it is exactly the state before the transaction) and turns the
+  old primary into the new replica, which re-syncs in the background: O(graph) only on rollback.
+
+Writers are serialised by the backend (one writer lock), so while the replica is held it is the
+committed state: other clients' reads go there (read committed).
+
+The roles journal (`roles.json`, replaced atomically) says which server is the primary and
+whether the replica is held. It is written *before* the primary receives a transaction's first
+write and *before* a COMMIT is acknowledged, so at start (after any crash) the rule is simple:
+held means the transaction never committed, and the replica is the truth; otherwise the primary
+is. Recovery therefore only ever undoes work that was never acknowledged.
+
+A watchdog pings both servers; a dead or wedged primary is killed and the pair restarted on the
+same files by the same rule (`generation` counts restarts so open transactions learn of it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any, Awaitable, Callable
+
+from redis.exceptions import RedisError
+
+from proxy.backends.falkordb_relay import Relay
+from proxy.backends.falkordb_server import EmbeddedFalkorDB
+from proxy.errors import CypherError
+
+log = logging.getLogger("proxy.falkordb")
+
+NAMES = ("a", "b")
+WATCH_INTERVAL = 1.0          # seconds between health checks
+WATCH_TIMEOUT = 2.0           # a PING slower than this counts as a miss
+WATCH_MISSES = 3              # consecutive misses before the server counts as dead
+#: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
+#: the writes of its own connection, so a hold writes once and waits for that write.
+SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
+
+
+def unavailable(message: str) -> CypherError:
+    """The embedded database cannot serve right now: a TransientError, so drivers retry."""
+    return CypherError("Neo.TransientError.General.DatabaseUnavailable", message)
+
+
+class RolesJournal:
+    """`roles`: which server is the primary and whether the replica is held, as one fixed-size
+    line (`a free`, `b held`, ...) overwritten in place with a single write, which a crash of
+    the proxy cannot tear (the file is one page; no fsync: like the append-only files'
+    `everysec`, an OS crash may lose the last second)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fd: int | None = None
+
+    def load(self) -> tuple[str, bool]:
+        try:
+            primary, state = self.path.read_text().split()
+            if primary in NAMES and state in ("free", "held"):
+                return primary, state == "held"
+        except (OSError, ValueError):
+            pass
+        return NAMES[0], False
+
+    def save(self, primary: str, held: bool) -> None:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.pwrite(self._fd, f"{primary} {'held' if held else 'free'}\n".encode(), 0)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _other(name: str) -> str:
+    return NAMES[1] if name == NAMES[0] else NAMES[0]
+
+
+def _password(root: Path) -> str:
+    """The servers' shared password (requirepass + masterauth), kept in `<root>/auth` (0600)."""
+    path = root / "auth"
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        secret = secrets.token_urlsafe(24)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(secret)
+        return secret
+
+
+def primary_address(root: Path) -> tuple[Path, str]:
+    """The running primary's socket and the password, for tools that talk to the embedded
+    database directly (benchmarks, the conformance suite's differential checks)."""
+    root = Path(root).absolute()
+    primary, _ = RolesJournal(root / "roles").load()
+    return root / primary / "falkordb.sock", _password(root)
+
+
+def _migrate_single_server_layout(root: Path) -> None:
+    """Data directories from before the pair kept one server's files in `root` itself."""
+    old = root / "appendonlydir"
+    if old.exists() and not (root / NAMES[0]).exists():
+        (root / NAMES[0]).mkdir(mode=0o700)
+        shutil.move(str(old), root / NAMES[0] / "appendonlydir")
+        log.info("moved the embedded database's files into %s", root / NAMES[0])
+
+
+class ServerPair:
+    """The primary and the replica of the embedded database, in `root/a` and `root/b`."""
+
+    def __init__(self, root: Path, *, persistent: bool = True,
+                 on_restart: Callable[[], Awaitable[None]] | None = None):
+        self.root = Path(root).absolute()
+        self.persistent = persistent
+        self.on_restart = on_restart
+        self.generation = 0
+        self.held = False
+        self.ready = asyncio.Event()
+        self._journal = RolesJournal(self.root / "roles")
+        self._control: dict[str, Any] = {}      # per server: a client on the SYNC_DB
+        self._servers: dict[str, EmbeddedFalkorDB] = {}
+        self._primary = NAMES[0]
+        self._relay: Relay | None = None
+        self._relay_port = 0
+        self._watchdog: asyncio.Task | None = None
+        self._restarting: asyncio.Task | None = None
+
+    # ------------------------------------------------------------------ roles
+
+    @property
+    def primary(self) -> EmbeddedFalkorDB:
+        return self._servers[self._primary]
+
+    @property
+    def replica(self) -> EmbeddedFalkorDB:
+        return self._servers[_other(self._primary)]
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        """Start both servers: the journal decides which one holds the committed state."""
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.root, 0o700)
+        _migrate_single_server_layout(self.root)
+        password = _password(self.root)
+        self._servers = {name: EmbeddedFalkorDB(self.root / name, password=password, persistent=self.persistent)
+                         for name in NAMES}
+        await self._start_servers()
+        self._watchdog = asyncio.create_task(self._watch())
+
+    async def _start_servers(self) -> None:
+        primary, held = self._journal.load()
+        if held:
+            log.warning("the embedded database stopped during a write transaction that never "
+                        "committed; starting from its replica, which holds the last committed state")
+            primary = _other(primary)
+        self._journal.save(primary, False)
+        self._primary, self.held = primary, False
+
+        def progress(percent: float) -> None:
+            log.info("loading the embedded database: %.0f%%", percent)
+
+        await self.primary.start(progress)
+        await self.replica.start()
+        await self._close_control()
+        self._control = {name: server.client(db=SYNC_DB) for name, server in self._servers.items()}
+        self._relay = Relay(self.primary.socket_path)
+        self._relay_port = await self._relay.start()
+        await self._replicate(self.replica)
+        self.ready.set()
+
+    async def _replicate(self, server: EmbeddedFalkorDB) -> None:
+        """Point `server` at the relay; it syncs in the background."""
+        await self._control[server.name].execute_command("REPLICAOF", "127.0.0.1", self._relay_port)
+
+    async def stop(self) -> None:
+        self.ready.clear()
+        for task in (self._watchdog, self._restarting):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._watchdog = self._restarting = None
+        if self._relay is not None:
+            await self._relay.stop()
+            self._relay = None
+        await self._close_control()
+        await asyncio.gather(*(server.stop() for server in self._servers.values()))
+        self._journal.close()
+
+    async def _close_control(self) -> None:
+        control, self._control = self._control, {}
+        for client in control.values():
+            await client.aclose()
+
+    # ------------------------------------------------------------------ transactions
+
+    async def hold(self, timeout: float) -> None:
+        """Hold the replica at the current (committed) state: call with the writer lock held,
+        before a transaction's first write. Replication is ordered, so once the replica has
+        acknowledged a write made now, it has applied every earlier one."""
+        pipeline = self._control[self._primary].pipeline(transaction=False)
+        pipeline.incr(SYNC_KEY).execute_command("WAIT", 1, max(1, int(timeout * 1000)))
+        try:
+            _, synced = await pipeline.execute()
+        except RedisError as exc:
+            raise unavailable(f"The embedded database did not answer: {exc}") from None
+        if synced < 1:
+            raise unavailable(f"The embedded database's replica, which makes rollback possible, did "
+                              f"not catch up within {timeout:g} s (it re-syncs after a rollback or a "
+                              "restart). Retry the transaction.")
+        self._journal.save(self._primary, True)
+        self._relay.hold()
+        self.held = True
+
+    def release(self) -> None:
+        """COMMIT: the transaction's writes are the committed state; let the replica catch up."""
+        self._journal.save(self._primary, False)
+        self._relay.release()
+        self.held = False
+
+    async def promote(self) -> None:
+        """ROLLBACK: the held replica becomes the primary; the old primary re-syncs from it."""
+        old, new = self.primary, self.replica
+        self._journal.save(new.name, False)
+        self._primary, self.held = new.name, False
+        self._relay.redirect(new.socket_path)
+        await self._control[new.name].execute_command("REPLICAOF", "NO", "ONE")
+        try:
+            await self._replicate(old)
+        except (RedisError, OSError) as exc:
+            log.warning("the old primary could not start re-syncing (%s); the watchdog restarts it", exc)
+
+    # ------------------------------------------------------------------ health
+
+    async def _watch(self) -> None:
+        misses = {name: 0 for name in NAMES}
+        while True:
+            await asyncio.sleep(WATCH_INTERVAL)
+            for name, server in self._servers.items():
+                misses[name] = 0 if await self._healthy(server) else misses[name] + 1
+            if misses[self._primary] >= WATCH_MISSES:
+                misses = {name: 0 for name in NAMES}
+                await self.restart(f"the primary ({self.primary.data_dir}) stopped answering")
+            elif misses[_other(self._primary)] >= WATCH_MISSES:
+                misses[_other(self._primary)] = 0
+                await self._restart_replica()
+
+    async def _healthy(self, server: EmbeddedFalkorDB) -> bool:
+        if not server.running:
+            return False
+        client = server.client(socket_timeout=WATCH_TIMEOUT, socket_connect_timeout=WATCH_TIMEOUT)
+        try:
+            return bool(await client.ping())
+        except (RedisError, OSError, asyncio.TimeoutError):
+            return False
+        finally:
+            await client.aclose()
+
+    async def restart(self, reason: str) -> None:
+        """Kill both servers and start again on the same files (the journal decides the roles)."""
+        log.error("restarting the embedded database: %s", reason)
+        self.ready.clear()
+        self.generation += 1
+        if self.on_restart is not None:
+            await self.on_restart()
+        if self._relay is not None:
+            await self._relay.stop()
+        await asyncio.gather(*(server.kill() for server in self._servers.values()))
+        await self._start_servers()
+        log.info("the embedded database is back (restart %d)", self.generation)
+
+    async def _restart_replica(self) -> None:
+        """A dead replica restarts on its own files: if it was held, they still hold the
+        committed state, and the relay keeps holding its new link."""
+        log.error("restarting the embedded database's replica (%s)", self.replica.data_dir)
+        await self.replica.kill()
+        await self.replica.start()
+        await self._replicate(self.replica)
