@@ -1,15 +1,10 @@
-"""The algorithm procedures in describe(): listed under one heading, with the parameters every
-one of them takes (the others are named by the errors that a wrong name gets)."""
+"""The algorithm procedures in describe(): listed under one heading. Their parameters are left to
+the errors, which name the closest accepted one (an agent's `labels` or `nodeLabels` work too)."""
 
 from __future__ import annotations
 
 from extensions.registry import Describer
 
-from .parameters import SUBGRAPH
-
 
 def algorithms_describer(names: list[str]) -> Describer:
-    subgraph = ", ".join(param.name for param in SUBGRAPH if param.name != "refresh")
-    return Describer(family="Algorithms", extensions=tuple(names),
-                     notes=(f"{{...}}: optional {subgraph}, direction, and the algorithm's own "
-                            "(damping_factor, resolution, ...)",))
+    return Describer(family="Algorithms", extensions=tuple(names))

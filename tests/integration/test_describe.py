@@ -23,6 +23,7 @@ from extensions.timeseries.store import SERIES_FILE, TimeseriesStore, default_ro
 from proxy.demo import SEED_QUERY
 from proxy.demo.loader import load_tables
 from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+from tests.http_client import request
 from tests.seed import expected_seed_answer
 from tests.synthetic_graph import synthetic_graph, timeseries_frame
 
@@ -94,12 +95,29 @@ def test_inventory_names_every_label_with_counts_and_flags(demo, demo_driver):
                                      "RETURN count(n)").records[0][0] == 0
 
 
-def test_inventory_lists_every_connection_with_its_direction(demo_driver):
+def detail_connections(text: str) -> set[tuple[str, str, str]]:
+    """{(start, type, end)} from a type detail's `-[:T]-> A (n), B (m)` / `<-[:T]- A (n)` lines."""
+    label = text.split(" (", 1)[0]
+    found = set()
+    for arrow, rel_type, others in re.findall(r"^    (-|<-)\[:(\w+)\]-?>? (.*)$", text, re.M):
+        for other in re.findall(r"(\w+) \([\d,]+\)", others):
+            found.add((label, rel_type, other) if arrow == "-" else (other, rel_type, label))
+    return found
+
+
+def test_connections_with_their_directions(demo_driver):
+    """The inventory shows the most frequent connections, at least one per type, and counts the
+    rest; the types' details show all of them."""
     text = describe(demo_driver)
     patterns = {(r["a"], r["t"], r["b"]) for r in demo_driver.execute_query(
         "MATCH (a)-[r]->(b) RETURN DISTINCT labels(a)[0] AS a, type(r) AS t, labels(b)[0] AS b").records}
-    assert inventory_connections(text) == patterns          # the demo's all fit: no "+N more"
-    assert "  OF_FIELD: ProductionProfile -> Field" in text
+    shown = inventory_connections(text)
+    assert shown <= patterns and ("ProductionProfile", "OF_FIELD", "Field") in shown
+    assert {label for pattern in shown for label in (pattern[0], pattern[2])} == set(inventory_types(text))
+    if shown != patterns:
+        assert re.search(r"\n  \+\d+ more\nCypher:", text)
+    every = set().union(*(detail_connections(describe(demo_driver, [label])) for label in inventory_types(text)))
+    assert every == patterns
 
 
 def test_inventory_lists_the_registry_extensions(demo, demo_driver):
@@ -204,17 +222,32 @@ def test_agent_path_a_wrong_channel_then_the_seed_answer(demo_driver):
 
 
 def test_served_by_a_neo4j_backend(demo, demo_driver):
-    """A proxy in front of a Neo4j server (here: the demo proxy) answers describe() itself."""
+    """A proxy in front of a Neo4j server (here: the demo proxy) answers describe() itself, from
+    the same statistics (its own data directory has no timeseries: no `ts` there)."""
     with ProxyProcess(args=["--upstream", demo.uri]) as upstream, \
             neo4j.GraphDatabase.driver(upstream.uri, auth=(USER, PASSWORD)) as driver:
         through = describe(driver)
-        detail = describe(driver, ["Field"])
+        details = {label: describe(driver, [label]) for label in inventory_types(through)}
     direct = describe(demo_driver)
     assert through.splitlines()[:2] == direct.splitlines()[:2]
     assert {label: count for label, (count, _) in inventory_types(through).items()} == \
         {label: count for label, (count, _) in inventory_types(direct).items()}
-    assert inventory_connections(through) == inventory_connections(direct)
-    assert detail.replace("; ts", "") == describe(demo_driver, ["Field"])
+    for label, detail in details.items():
+        expected = [line for line in describe(demo_driver, [label]).replace("; ts)", ")").splitlines()
+                    if not line.startswith("  Timeseries (")]
+        assert detail.splitlines() == expected, label
+
+
+def test_get_describe_over_http(demo, demo_driver):
+    reply = request(demo.http_uri, "GET", "/describe")
+    assert reply.status == 200 and reply.headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert reply.text == describe(demo_driver)
+    two = request(demo.http_uri, "GET", "/db/neo4j/describe?types=Field,ProductionProfile")
+    assert two.status == 200 and two.text == describe(demo_driver, ["Field", "ProductionProfile"])
+    wrong = request(demo.http_uri, "GET", "/db/neo4j/describe?types=Feild")
+    assert wrong.status == 400 and wrong.json["errors"][0]["code"] == "Neo.ClientError.Statement.ArgumentError"
+    assert "Did you mean Field?" in wrong.json["errors"][0]["message"]
+    assert request(demo.http_uri, "GET", "/describe", auth=None).status == 401
 
 
 # ---------------------------------------------------------------- freshness

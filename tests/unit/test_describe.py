@@ -155,9 +155,13 @@ def test_connections_merge_types_and_keep_every_type_when_cut():
 
 
 def test_merge_signatures():
-    assert render.merge_signatures(["ts_sum(n.c, a?)", "ts_avg(n.c, a?)", "ts_at(n.c, d)",
-                                    "CALL pagerank({p}) YIELD node, score", "CALL degree({p}) YIELD node, score"]) == [
-        "ts_sum/ts_avg(n.c, a?)", "ts_at(n.c, d)", "CALL pagerank/degree({p}) YIELD node, score"]
+    assert render.merge_signatures([
+        "ts_sum(n.c, a?)", "ts_avg(n.c, a?)", "ts_at(n.c, d)",
+        "CALL pagerank({damping: 0.85, f: g(x)}) YIELD node, score: exact (power iteration)",
+        "CALL degree({direction: 'both'}) YIELD node, score", "CALL louvain({}) YIELD node, community",
+        "CALL other(x) YIELD a",
+    ]) == ["ts_sum/ts_avg(n.c, a?)", "ts_at(n.c, d)",
+           "CALL pagerank/degree/louvain({...}) YIELD node, score|community", "CALL other(x) YIELD a"]
 
 
 def test_fill_counts_what_does_not_fit():
