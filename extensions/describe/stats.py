@@ -7,8 +7,9 @@ Two levels, both read with Cypher that FalkorDB and Neo4j accept alike:
   label's property maps (for property kinds and the families' flags). Four queries, each one
   pass over the nodes or the relationships: no per-node or per-label round trips.
 - `TypeStats` (a type's detail): that label's property keys, presence, distinct counts, a few
-  values of low-cardinality properties and ranges of numbers and ISO dates. Three queries over
-  at most `SCAN_LIMIT` nodes of the label, so one huge label costs a bounded time.
+  values of low-cardinality properties and ranges of numbers and ISO dates. Four queries over
+  at most `SCAN_LIMIT` nodes of the label (keys, a sample, min/max, distinct values), so one
+  huge label costs a bounded time.
 """
 
 from __future__ import annotations
@@ -136,7 +137,8 @@ async def type_stats(read: Read, label: str, count: int) -> TypeStats:
     if not keys:
         return stats
     present = dict(keys)
-    names = sorted(present, key=lambda key: (-present[key], first_seen(sample).get(key, len(present)), key))
+    order = first_seen(sample)
+    names = sorted(present, key=lambda key: (-present[key], order.get(key, len(order)), key))
     # min/max of any kind work on both databases; they also type keys the sample missed
     bounds = ", ".join(f"[min(n.{quote(key)}), max(n.{quote(key)})]" for key in names)
     ranges = (await read(f"{match} RETURN {bounds}", {}))[0]
