@@ -48,15 +48,23 @@ async def describe_text(graph: GraphContext, registry: Registry, types: list[str
     """
     cache = _caches.setdefault(registry, StateCache())
     key = (graph.database, user)
-    stats: GraphStats = await cache.get(key, graph.state, lambda: graph_stats(graph.read))
+    stats: GraphStats = await cache.get(("stats", *key), graph.state, lambda: graph_stats(graph.read))
     describers = registry.describers()
     if types:
         _check_types(types, stats)
-        details = [await cache.get((*key, label), graph.state,
+        details = [await cache.get(("detail", *key, label), graph.state,
                                    lambda label=label: type_stats(graph.read, label, stats.labels[label]))
                    for label in dict.fromkeys(types)]
         texts = await asyncio.gather(*(_detail(graph, stats, detail, describers) for detail in details))
         return "\n\n".join(texts)
+    # the families' part changes with the graph too: computed once per state, like the statistics
+    types_lines = await cache.get(("types", *key), graph.state, lambda: _types_lines(graph, stats, describers))
+    legend = {flag: meaning for d in describers for flag, meaning in d.legend.items()}
+    return render.inventory(stats, types_lines, legend, _families(registry, describers))
+
+
+async def _types_lines(graph: GraphContext, stats: GraphStats, describers: list[Describer]) -> dict[str, render.TypeLines]:
+    """Each type's flags; for a small graph also its families' lines and property names."""
     inline = len(stats.labels) <= render.INLINE_TYPES
     types_lines = {}
     for label in stats.labels:
@@ -65,8 +73,7 @@ async def describe_text(graph: GraphContext, registry: Registry, types: list[str
             lines.family_lines = await _family_lines(graph, stats, label, describers)
             lines.properties = _sampled_properties(stats, label)
         types_lines[label] = lines
-    legend = {flag: meaning for d in describers for flag, meaning in d.legend.items()}
-    return render.inventory(stats, types_lines, legend, _families(registry, describers))
+    return types_lines
 
 
 def _sampled_properties(stats: GraphStats, label: str) -> list[str]:
