@@ -300,10 +300,16 @@ async def test_reset_stops_a_long_computation(demo):
     client.send(0x0F)
     assert [(await client.recv())[0] for _ in range(3)] == [0x7E, 0x7E, 0x70]   # IGNORED x2, SUCCESS
     assert time.monotonic() - started < 1.0
-    await asyncio.sleep(0.5)                       # the kernel notices between two BFS levels
-    idle = _cpu_seconds(demo.pid)
-    await asyncio.sleep(1.0)
-    assert _cpu_seconds(demo.pid) - idle < 0.2
+    # The kernel notices between two BFS levels (later on a loaded machine): within a few
+    # seconds a whole second passes with the proxy nearly idle; uncancelled, it computes for minutes.
+    quiet = False
+    for _ in range(5):
+        idle = _cpu_seconds(demo.pid)
+        await asyncio.sleep(1.0)
+        if _cpu_seconds(demo.pid) - idle < 0.2:
+            quiet = True
+            break
+    assert quiet, "the computation kept running after RESET"
     client.send(0x10, "CALL degree({node_type: 'Field'}) YIELD node, score RETURN count(*) AS c", {}, {})
     client.send(0x3F, {"n": -1})
     assert (await client.recv())[0] == 0x70
