@@ -30,7 +30,7 @@ Read = Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
 #: Property maps sampled per label for the inventory (kinds, conventions, families' flags).
 SAMPLE_SIZE = 20
 #: Nodes of one label read for its detail statistics.
-SCAN_LIMIT = 20_000
+SCAN_LIMIT = 10_000
 #: Up to this many distinct values are listed (more: only the count).
 VALUE_LIST_MAX = 8
 #: Share of all nodes a property must be on to be stated once as a convention.
