@@ -117,9 +117,10 @@ def inventory(stats: GraphStats, types: dict[str, TypeLines], legend: dict[str, 
     left = Budget(INLINE_TOKENS if inline else INVENTORY_TOKENS)
     for line in head + tail:
         left.take(line)
-    if inline:
-        type_lines = _inline_heads(stats, types, left)
-        links = connections(stats.patterns, left)
+    if inline:                                     # connections before the families' lines:
+        type_lines = _inline_heads(stats, types, left)          # how types link is what an
+        links = connections(stats.patterns, left)               # agent cannot guess, and a
+        type_lines += _inline_family_lines(stats, types, left)  # wrong channel's error lists them
         type_lines += _inline_properties(stats, types, left)
     else:
         names = left.split(2 / 3)                   # the rest is for connections
@@ -146,7 +147,7 @@ def _banded_types(stats: GraphStats, types: dict[str, TypeLines], left: Budget) 
 
 
 def _inline_heads(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
-    """Small graphs: every type with its count and flags on one line, then the families' lines."""
+    """Small graphs: every type with its count and flags on one line."""
     if not stats.labels:
         return []
 
@@ -154,11 +155,15 @@ def _inline_heads(stats: GraphStats, types: dict[str, TypeLines], left: Budget) 
         flags = _flags(label, types)
         return f"{label} ({count:,}{'; ' + flags if flags else ''})"
 
-    lines = [f"Node types ({len(stats.labels)}): "
-             + ", ".join(counted(label, count) for label, count in stats.labels.items())]
-    lines += [f"  {label}: {line}" for label in stats.labels if label in types
-              for line in types[label].family_lines]
-    return [left.spend(line) for line in lines]
+    return [left.spend(f"Node types ({len(stats.labels)}): "
+                       + ", ".join(counted(label, count) for label, count in stats.labels.items()))]
+
+
+def _inline_family_lines(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:
+    """Small graphs: the families' lines of each type (channels, text properties), as fit."""
+    lines = [f"  {label}: {line}" for label in stats.labels if label in types
+             for line in types[label].family_lines]
+    return [line for line in lines if left.take(line)]
 
 
 def _inline_properties(stats: GraphStats, types: dict[str, TypeLines], left: Budget) -> list[str]:

@@ -26,12 +26,11 @@ def spatial_properties(config: SpatialConfig, label: str, sample: Sequence[dict[
 
 def spatial_describer(config: SpatialConfig, names: list[str]) -> Describer:
     async def detail(graph: GraphContext, label: str, sample: Sequence[dict[str, Any]]) -> list[str]:
+        """Only where the flag does not say it already (the property is not named like the flag)."""
         found = spatial_properties(config, label, sample)
-        return [f"Spatial: {flag} in .{prop}" for flag, prop in found.items()]
+        return [f"Spatial: {flag} in .{prop}" for flag, prop in found.items() if prop != flag]
 
     return Describer(family="Spatial", extensions=tuple(names),
-                     notes=("Arguments: a node (its location, else its geometry), a point, or WKT/GeoJSON; "
-                            "metres and m² on WGS84",),
                      legend={"location": "point", "geometry": "shape"},
                      flags=lambda label, sample: tuple(spatial_properties(config, label, sample)),
                      detail=detail)
