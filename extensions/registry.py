@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import AsyncIterator, Awaitable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
 from proxy.errors import argument_error
@@ -232,29 +232,54 @@ class ProcedureRewrite:
     backends: frozenset[str] = frozenset({"falkordb"})
 
 
-class Registry:
-    """Extensions, algorithm procedures, virtual procedures (by lower-case name) and command handlers."""
+@dataclass(frozen=True)
+class Describer:
+    """An extension family's part in describe() (`extensions/describe/`), so a new family shows
+    up there without describe() being edited: the heading its extensions are listed under, notes
+    under them, flags on the node types it serves, and lines in such a type's detail.
+    """
 
-    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite] = ()):
+    family: str
+    #: Names of the family's extensions and procedures, listed under `family`.
+    extensions: tuple[str, ...]
+    #: Lines under the signatures (e.g. the accepted date formats).
+    notes: tuple[str, ...] = ()
+    #: What each flag means, stated once (e.g. {"ts": "timeseries"}).
+    legend: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: `flags(label, sampled property maps)` -> the flags of that node type (e.g. ["ts"]).
+    flags: Callable[[str, Sequence[dict[str, Any]]], Iterable[str]] = lambda label, sample: ()
+    #: Awaited as `detail(graph, label, sampled property maps)` -> lines of that type's detail
+    #: (channels, units ...).
+    detail: Callable[[GraphContext, str, Sequence[dict[str, Any]]], Awaitable[list[str]]] | None = None
+
+
+Entry = Extension | Procedure | VirtualProcedure | ProcedureRewrite | CommandHandler | Describer
+
+
+class Registry:
+    """Everything the planner and describe() can look up: extension functions, algorithm
+    procedures, virtual procedures and procedure rewrites by lower-case name, schema command
+    handlers by the parser's node class, and the families' describers."""
+
+    def __init__(self, extensions: Iterable[Entry] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
         self._virtual: dict[str, VirtualProcedure] = {}
-        self._commands: dict[type, CommandHandler] = {}
         self._rewrites: dict[str, ProcedureRewrite] = {}
+        self._commands: dict[type, CommandHandler] = {}
+        self._describers: list[Describer] = []
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure | VirtualProcedure | CommandHandler | ProcedureRewrite) -> None:
-        if isinstance(ext, Procedure):
-            self._procedures[ext.name.lower()] = ext
-        elif isinstance(ext, VirtualProcedure):
-            self._virtual[ext.name.lower()] = ext
+    def add(self, ext: Entry) -> None:
+        if isinstance(ext, Describer):
+            self._describers.append(ext)
         elif isinstance(ext, CommandHandler):
             self._commands[ext.node] = ext
-        elif isinstance(ext, ProcedureRewrite):
-            self._rewrites[ext.name.lower()] = ext
         else:
-            self._by_name[ext.name.lower()] = ext
+            index = {Procedure: self._procedures, VirtualProcedure: self._virtual,
+                     ProcedureRewrite: self._rewrites, Extension: self._by_name}[type(ext)]
+            index[ext.name.lower()] = ext
 
     def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
         """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
@@ -283,6 +308,9 @@ class Registry:
     def virtual_procedures(self, backend_kind: str | None = None) -> list[VirtualProcedure]:
         """Virtual procedures (those answered on `backend_kind`, if given)."""
         return [v for v in self._virtual.values() if backend_kind is None or backend_kind in v.backends]
+
+    def describers(self) -> list[Describer]:
+        return list(self._describers)
 
     def get(self, name: str) -> Extension | None:
         return self._by_name.get(name.lower())

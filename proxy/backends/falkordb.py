@@ -50,6 +50,7 @@ _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
+SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 
 _WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
 _SCHEMA = re.compile(r"(?<![\w.$])(?:INDEX|CONSTRAINT|CALL\s+db\.idx\.)(?!\w)", re.I)
@@ -106,12 +107,16 @@ class _Statement:
 
 
 class _Graph:
-    """Per-graph state: the id -> name schema cache (`system` is the name of no graph)."""
+    """Per-graph state: the graph key and the id -> name schema cache.
+
+    Database `system` has no graph: its statements (the SHOW commands and procedures the proxy
+    answers, bound into Cypher that reads no graph) run read-only on an empty graph key."""
 
     def __init__(self, name: str):
         self.name = name
         self.schema = Schema()
         self.system = name.lower() == "system"
+        self.key = SYSTEM_KEY if self.system else name
 
 
 class _Endpoint:
@@ -235,7 +240,8 @@ class FalkorDBBackend(Backend):
                  idle_timeout: float | None = 60.0, query_timeout: float = 30.0,
                  max_unread_result: int = 64 << 20, unread_result_timeout: float = 30.0):
         super().__init__()
-        self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart)
+        self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart,
+                               graph_keys=(self.default_database, SYSTEM_KEY))
         self.query_timeout = query_timeout
         self.max_unread_result, self.unread_result_timeout = max_unread_result, unread_result_timeout
         self._limits_set_on: tuple[int, str] | None = None     # (generation, primary) last limited
@@ -259,7 +265,6 @@ class FalkorDBBackend(Backend):
         self._endpoints = {s.name: _Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
         await self._apply_limits()
         await self._drop_old_snapshots()
-        await self._primary().call("GRAPH.QUERY", self.default_database, "RETURN 1")   # creates the key
 
     async def stop(self) -> None:
         if not self._started:
@@ -334,7 +339,8 @@ class FalkorDBBackend(Backend):
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
-        graphs = sorted(n for n in names if not n.startswith(SNAPSHOT_PREFIX) and n != self.default_database)
+        graphs = sorted(n for n in names if not n.startswith(SNAPSHOT_PREFIX)
+                        and n not in (self.default_database, SYSTEM_KEY))
         return [self.default_database, *graphs]
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
@@ -401,10 +407,8 @@ class FalkorDBBackend(Backend):
     async def execute(self, graph: _Graph, statement: _Statement, timeout: float | None,
                       tx: FalkorDBTransaction | None = None) -> Result:
         """Send one statement to the server it belongs on (see the module docstring)."""
-        if graph.system:
-            raise CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
-                              "Not a recognised system command or procedure. This Cypher command can only "
-                              f"be executed in a user database: {statement.body.strip()[:200]}")
+        if graph.system and statement.may_write:
+            raise _not_a_system_command(statement)
         await self._ready()
         if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
             await self._apply_limits()                          # a restart or a promotion
@@ -412,7 +416,7 @@ class FalkorDBBackend(Backend):
         endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)
         if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
-            reply = await endpoint.call(statement.command, graph.name, statement.text)
+            reply = await endpoint.call(statement.command, graph.key, statement.text)
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
             summary.query_type = plan_query_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
@@ -420,7 +424,7 @@ class FalkorDBBackend(Backend):
             else:
                 summary.profile = plan
             return ListResult([], [], summary)
-        args = [statement.command, graph.name, statement.text, "--compact"]
+        args = [statement.command, graph.key, statement.text, "--compact"]
         timeout_ms = _timeout_ms(timeout)
         if timeout_ms:
             args += ["timeout", timeout_ms]
@@ -429,6 +433,10 @@ class FalkorDBBackend(Backend):
             names = await stream.query(*args)
         except (OSError, asyncio.IncompleteReadError, ReplyCut) as exc:
             raise unavailable(f"Lost the embedded FalkorDB: {exc!r}") from None
+        except CypherError as exc:
+            if graph.system and exc.code == ACCESS_MODE:
+                raise _not_a_system_command(statement) from None
+            raise
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
                 await endpoint.release(stream)
@@ -477,16 +485,22 @@ class FalkorDBBackend(Backend):
         the background, see `db.constraints()` for their status)."""
         graph = await self._graph(database)
         await self._ready()
-        await self._primary().call("GRAPH.CONSTRAINT", action, graph.name, kind, entity, label, "PROPERTIES",
+        await self._primary().call("GRAPH.CONSTRAINT", action, graph.key, kind, entity, label, "PROPERTIES",
                                    len(properties), *properties)
         self.note_write(graph.name)
 
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []
         for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
-            reply = await self._primary().call("GRAPH.RO_QUERY", graph.name, f"CALL {procedure}()", "--compact")
+            reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
             tables.append([decode(row[0], graph.schema) for row in reply[1]])
         graph.schema = Schema(*tables)
+
+
+def _not_a_system_command(statement: _Statement) -> CypherError:
+    return CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+                       "Not a recognised system command or procedure. This Cypher command can only be "
+                       f"executed in a user database: {statement.body.strip()[:200]}")
 
 
 #: Parameters with more items than this are written into the query header off the event loop.

@@ -35,7 +35,7 @@ from typing import Any, Awaitable, Callable
 
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+from redis.exceptions import BusyLoadingError, RedisError
 
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
@@ -124,10 +124,13 @@ def _migrate_single_server_layout(root: Path) -> None:
 class ServerPair:
     """The primary and the replica of the embedded database, in `root/a` and `root/b`."""
 
-    def __init__(self, root: Path, *, persistent: bool = True,
+    def __init__(self, root: Path, *, persistent: bool = True, graph_keys: tuple[str, ...] = (),
                  on_restart: Callable[[], Awaitable[None]] | None = None):
         self.root = Path(root).absolute()
         self.persistent = persistent
+        #: Graphs that must exist even while empty. An empty graph is not replicated (no write
+        #: makes it), so they are created on the primary before the replica's first sync.
+        self.graph_keys = graph_keys
         self.on_restart = on_restart
         self.generation = 0
         self.held = False
@@ -184,6 +187,12 @@ class ServerPair:
         await self.replica.start()
         await self._close_control()
         self._control = {name: server.client(db=SYNC_DB) for name, server in self._servers.items()}
+        client = self.primary.client()
+        try:
+            for key in self.graph_keys:
+                await client.execute_command("GRAPH.QUERY", key, "RETURN 1")
+        finally:
+            await client.aclose()
         self._relay = Relay(self.primary.socket_path)
         self._relay_port = await self._relay.start()
         await self._replicate(self.replica)
@@ -308,6 +317,8 @@ class ServerPair:
         client = server.client(retry=Retry(NoBackoff(), 0))       # one try, bounded below
         try:
             return bool(await asyncio.wait_for(client.ping(), WATCH_TIMEOUT))
+        except BusyLoadingError:
+            return True                  # answering: busy loading a (big) sync or its files
         except (RedisError, OSError, asyncio.TimeoutError):
             return False
         finally:
