@@ -7,6 +7,7 @@ errors; all must be 0. `FUZZ_LONG=1` runs the long form.
 
 from __future__ import annotations
 
+import re
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -96,9 +97,9 @@ def _run_and_check(run, report: Report, client: CypherClient, proxy, since: int)
             report.record("crash", "not serving after the run")
     finally:
         client.close()
-    for line in proxy.output[since:]:
-        if "Traceback" in line:
-            report.record("unexpected", "traceback in the proxy log", line)
+    log = "".join(proxy.output[since:])
+    for traceback in re.findall(r"^\S.*\nTraceback \(most recent call last\):\n(?:[ \t].*\n|\S+Error.*\n)*", log, re.M):
+        report.record("unexpected", "traceback in the proxy log", traceback[-600:])
     assert report.bad() == 0, report.summary()
 
 

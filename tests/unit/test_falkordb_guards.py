@@ -69,8 +69,13 @@ def _case(c: Expr, a: Expr, b: Expr) -> Expr:
 ATOMS = st.sampled_from(["1", "x", "n.name", "$p", "'(-['", "true", "[]", "n.not"]).map(
     lambda t: Expr(t, 1 if t == "[]" else 0, 6))
 
+def _iterating(open_: str, close: str):
+    """`[x IN e | x]`, `any(x IN e WHERE true)`: a bracket that iterates counts two levels."""
+    return lambda e: Expr(f"{open_}{e.text}{close}", e.depth + 2, 6)
+
+
 WRAPPERS = [_bracket("(", ")"), _bracket("[", "]"), _bracket("{a: ", "}"), _bracket("abs(", ")"),
-            _unary_minus, _not]
+            _unary_minus, _not, _iterating("[x IN ", " | x]"), _iterating("any(x IN ", " WHERE true)")]
 BINARIES = [_binary("+", 4), _binary("=", 3), _binary("AND", 1)]
 SMALL = st.recursive(ATOMS, lambda inner: st.one_of(
     *(inner.map(wrap) for wrap in WRAPPERS), *(st.builds(op, inner, inner) for op in BINARIES),
@@ -139,6 +144,7 @@ def test_at_each_limit_the_query_passes(query):
     (f"UNWIND range({MAX_RANGE * 3}, 0, -2) AS x RETURN count(x)", "range"),
     ("x" * (MAX_QUERY_CHARS + 1), "characters"),
     ("RETURN [1, 2] <= [3, " + "(" * 9 + "CASE WHEN true THEN " * 5, "no END"),   # ~2 s to fail
+    ("RETURN " + "single(x IN " * 8 + "x, month: 1}) AS r", "levels deep"),     # ~10 s at 11 levels
 ])
 def test_past_each_limit_the_query_is_refused(query, words):
     assert words in (refused(query) or "")
