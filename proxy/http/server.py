@@ -14,10 +14,12 @@ have their own timeout (`body.BODY_TIMEOUT`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import ssl
 from collections.abc import Callable
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import serve_bolt_stream
@@ -34,6 +36,21 @@ from proxy.session import Session
 
 REQUEST_TIMEOUT = 30.0      # seconds for a request head (and between requests on a kept-alive connection)
 SHUTDOWN_TIMEOUT = 10.0     # seconds running requests get to finish when the server stops
+
+
+class _MalformedRequestsAreInfo(logging.Filter):
+    """aiohttp logs a malformed request (answered 400) as an ERROR with a traceback: garbage from
+    one client would flood the log with what look like server faults. One INFO line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            record.msg, record.args = "%s: %s", (record.getMessage(), exc.message.strip().splitlines()[0])
+            record.levelno, record.levelname, record.exc_info, record.exc_text = logging.INFO, "INFO", None, None
+        return True
+
+
+logging.getLogger("aiohttp.server").addFilter(_MalformedRequestsAreInfo())
 
 
 class HttpFrontEnd:

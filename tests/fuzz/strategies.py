@@ -120,4 +120,6 @@ HANDSHAKES = st.one_of(
     st.just(b"\x60\x60\xb0\x17" + bytes.fromhex("000001ff") + bytes(12)),          # manifest
     st.just(b"\x60\x60\xb0\x17" + bytes.fromhex("00000404") + bytes(12)),          # 4.4
     st.binary(min_size=0, max_size=24),
+    st.builds(lambda verb, rest: verb + rest, st.sampled_from([b"GET ", b"HEAD", b"OPTI"]),
+              st.binary(max_size=60)),                                        # HTTP on the Bolt port
 )

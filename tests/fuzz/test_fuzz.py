@@ -98,7 +98,7 @@ def _run_and_check(run, report: Report, client: CypherClient, proxy, since: int)
     finally:
         client.close()
     log = "".join(proxy.output[since:])
-    for traceback in re.findall(r"^\S.*\nTraceback \(most recent call last\):\n(?:[ \t].*\n|\S+Error.*\n)*", log, re.M):
+    for traceback in re.findall(r"^.*\nTraceback \(most recent call last\):\n(?:(?!\d{4}-\d\d-\d\d ).*\n)*", log, re.M):
         report.record("unexpected", "traceback in the proxy log", traceback[-600:])
     assert report.bad() == 0, report.summary()
 

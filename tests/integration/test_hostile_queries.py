@@ -17,7 +17,7 @@ import pytest
 from neo4j.exceptions import ClientError
 from neo4j.time import Duration
 
-from tests.harness import PASSWORD, USER, ProxyProcess
+from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
 
 MAGIC = b"\x60\x60\xb0\x17"
 SLOTS_5X = bytes.fromhex("00080805") + bytes(12)
@@ -154,6 +154,18 @@ def test_unauthenticated_clients_cannot_make_the_proxy_buffer(proxy, driver):
         sock.close()
     assert _rss_mb(proxy.pid) - before < 50
     _still_serving(driver)
+
+
+def test_malformed_http_on_the_bolt_port_is_one_log_line(proxy, driver):
+    since = len(proxy.output)
+    for garbage in (b"GET \x00\xff\r\n\r\n", b"GET / HTTP/1.1\r\nContent-Length: abc\r\n\r\n"):
+        with socket.create_connection(_address(proxy), timeout=10) as sock:
+            sock.sendall(garbage)
+            sock.shutdown(socket.SHUT_WR)
+            sock.recv(1024)
+    _still_serving(driver)
+    assert wait_until(lambda: "".join(proxy.output[since:]).count("Error handling request") == 2)
+    assert "Traceback" not in "".join(proxy.output[since:])
 
 
 # ---- row 9 and the password: failed logins are logged without it, and slowed down
