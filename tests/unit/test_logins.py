@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import time
 
-import pytest
 
 from proxy.errors import CypherError
 from proxy.logins import LoginGuard
