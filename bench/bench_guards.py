@@ -21,6 +21,7 @@ SHAPES = {
     "string literal": lambda n: "RETURN '" + "a" * n + "'",
     "spaces after (": lambda n: "create (" + " " * n + "x",
     "nested NOT (refused early)": lambda n: "RETURN " + "NOT " * (n // 4) + "true",
+    "explain create ... indexes": lambda n: "explain " + "create " * (n // 7) + "indexes",
 }
 
 
@@ -34,7 +35,7 @@ def _seconds(fn) -> float:
 
 
 def main() -> None:
-    pairs = dialect.triggers(["ts_avg", "distance"], True)
+    pairs = dialect.triggers(["ts_avg", "distance"], ["pagerank"], True)
     print(f"{'shape':28} {'guard 100k':>11} {'guard 1M':>10} {'ratio':>6} {'trigger 100k':>13} "
           f"{'trigger 1M':>11} {'ratio':>6}")
     for name, make in SHAPES.items():

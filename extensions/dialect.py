@@ -56,7 +56,8 @@ FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
     (("create",), _PARAMETER_PROPERTIES), (("elementid",), r"elementid\s*\("), (("datetime",), r"datetime\s*\("), (("exists",), r"exists\s*[{(]"),
     (("count",), r"count\s*\{"), (("call",), r"call\s*\("),
     (("cypher",), r"^\s*cypher\b"), (("show",), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?show\s"),
-    (("index", "constraint"), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?(?:create|drop)\b[^;]*?\b(?:index|constraint)\b"),
+    # atomic: the first CREATE/DROP decides (trying each later one made this quadratic)
+    (("index", "constraint"), r"^\s*+(?>(?:(?:cypher|explain|profile)\b[^;]*?)?(?:create|drop)\b)[^;]*?\b(?:index|constraint)\b"),
     (("$(", "$any(", "$all("), r"\$(?:any|all)?\("), (("apoc.any.property",), r"apoc\.any\.property\s*\("),
     (("vector.similarity.",), r"vector\.similarity\.\w+\s*\("), (("valuetype",), r"valuetype\s*\("), (("setnodevectorproperty",), r"setnodevectorproperty"),
     (("transactions",), r"\bin\s+(?:\d+\s+concurrent\s+)?transactions\b"),
