@@ -13,6 +13,7 @@ FalkorDB's parser and planner have costs that its query timeout does not cover (
 | `range(a, b)` | the list is built whole first: 30 M elements ~ 2.5 s and 0.5 GB |
 | a syntax error inside nested `[x IN ...]`, `any(x IN ...)`, `reduce(..., x IN ...)` | ~3.7x per level: 11 levels ~ 10 s (so these count as two levels) |
 | a `CASE` without `END` (a syntax error) | reporting it costs ~3x per open CASE: 5 inside 9 brackets ~ 2 s |
+| an aggregate in a list comprehension (`[x IN l WHERE count(*) > 0]`) | crashes the server (Neo4j refuses it) |
 
 Each check here is one pass over the text (or the parameters) and stops at the first limit
 crossed, so refusing a query never costs more than reading it. The limits sit well inside what
@@ -68,6 +69,8 @@ _SEPARATORS = frozenset("""WHEN THEN ELSE AS WHERE RETURN WITH MATCH OPTIONAL UN
 _BINARY_WORDS = frozenset("AND OR XOR IN CONTAINS STARTS ENDS IS".split())
 _CLAUSES = frozenset("""MATCH UNWIND WITH RETURN CREATE MERGE SET DELETE REMOVE CALL FOREACH UNION
     LOAD""".split())
+_AGGREGATES = frozenset("""COUNT COLLECT SUM AVG MIN MAX STDEV STDEVP STD PERCENTILECONT
+    PERCENTILEDISC""".split())
 #: Words after which `-`/`+` is a sign, not a subtraction.
 _OPERAND_EXPECTED = _SEPARATORS | _BINARY_WORDS | {"NOT", "CASE"}
 #: Strings (the unrolled form: a C loop per run of plain characters), quoted names, comments.
@@ -164,6 +167,10 @@ class _Scan:
         self.depth += 1
         return self._nesting()
 
+    def iterating(self) -> bool:
+        """Inside `[x IN ...]`, `any(x IN ...)` or `reduce(..., x IN ...)`."""
+        return any(frame.levels == 2 for frame in self.stack)
+
     def binary(self, *, ends_not: bool = False) -> str | None:
         """A binary operator: the operands of pending signs (and of NOTs, for AND/OR/XOR) end."""
         self.end_operands(ends_not=ends_not)
@@ -236,6 +243,10 @@ def _scan(query: str) -> str | None:
             problem = _word(scan, word, prev_word, token.start(kind))
             scan.operand_expected = word in _OPERAND_EXPECTED
         elif kind == "open":
+            if text == "(" and prev_word in _AGGREGATES and scan.iterating():
+                return ("Can't use aggregating expressions inside of expressions executing over "
+                        f"lists ({prev_word.lower()}() inside a list comprehension, list predicate "
+                        "or reduce); aggregate first, then iterate over the result")
             problem = scan.open(text, token.start(kind))
             scan.operand_expected = True
         elif kind == "close":

@@ -28,6 +28,8 @@ from tests.harness import PASSWORD, USER
 CYPHER_EXAMPLES = 20_000 if LONG else 1_200
 BOLT_EXAMPLES = 5_000 if LONG else 300
 QUERY_TIMEOUT = 5.0          # what the fuzzer asks for; the server must answer well inside 10 s
+#: What the proxy answers while the embedded database is lost or restarting.
+DATABASE_LOST = "Neo.TransientError.General.DatabaseUnavailable"
 FUZZ_SETTINGS = dict(deadline=None, database=None, suppress_health_check=list(HealthCheck))
 pytestmark = pytest.mark.timeout(0 if LONG else 600)
 
@@ -61,6 +63,8 @@ class CypherClient:
                 result.consume()
             return "ok", ""
         except Neo4jError as exc:
+            if exc.code == DATABASE_LOST:                # the embedded database died or hung
+                return "crash", f"{exc.code}: {exc.message}"
             if (exc.code or "").startswith("Neo.DatabaseError"):
                 return "unexpected", f"{exc.code}: {exc.message}"
             return exc.code or "no code", ""

@@ -48,6 +48,8 @@ def _still_serving(driver) -> None:
     ("".join(f"OPTIONAL MATCH (a{i}) " for i in range(600)) + "RETURN 1", "MATCH"),
     ("UNWIND range(1, 300000000) AS x RETURN count(x)", "range"),
     ("RETURN {" + ",".join(f"k{i}: {i}" for i in range(20_000)) + "}", "map"),
+    ("RETURN [x IN [1, 2] | count(*)]", "aggregating"),                              # segfault
+    ("RETURN " + "single(x IN " * 11 + "x, month: 1}) AS r", "levels"),               # ~10 s to fail
 ])
 def test_what_would_crash_or_wedge_falkordb_is_refused(driver, query, words):
     error = _error(driver, query)

@@ -145,6 +145,10 @@ def test_at_each_limit_the_query_passes(query):
     ("x" * (MAX_QUERY_CHARS + 1), "characters"),
     ("RETURN [1, 2] <= [3, " + "(" * 9 + "CASE WHEN true THEN " * 5, "no END"),   # ~2 s to fail
     ("RETURN " + "single(x IN " * 8 + "x, month: 1}) AS r", "levels deep"),     # ~10 s at 11 levels
+    ("MATCH (n) RETURN [x IN [1, 2] | count(*)]", "aggregating"),                # crashes FalkorDB
+    ("MATCH (n) RETURN [x IN [1] | collect(x)]", "aggregating"),
+    ("MATCH (n) RETURN any(x IN [1] WHERE count(*) > 0)", "aggregating"),       # wrong, not refused
+    ("MATCH (n) RETURN reduce(s = 0, x IN [1] | s + sum(x))", "aggregating"),
 ])
 def test_past_each_limit_the_query_is_refused(query, words):
     assert words in (refused(query) or "")
@@ -167,6 +171,7 @@ def test_range_parameters_are_checked_and_others_left_to_the_timeout():
     "MATCH (n:Match)-[:NOT]->(m) WHERE n.name STARTS WITH 'a' AND NOT m.x IS NOT NULL RETURN m",
     "MATCH (a)-[:R]->(b)<--(c)--(d)<-[:S*1..3]-(e) RETURN a",
     "RETURN [x IN range(1, 10) WHERE NOT x % 2 = 0 | -x] AS odd",
+    "MATCH (n) RETURN collect([x IN n.list | x.count]) AS c, [x IN [1] | x] + count(*) AS d",
 ])
 def test_strings_comments_names_and_patterns_do_not_count(query):
     assert refused(query) is None
