@@ -97,6 +97,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def event_loop_factory():
+    """uvloop's event loop where it is installed (a default dependency on Linux), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "ts":
@@ -107,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from proxy.app import serve
     try:
-        asyncio.run(serve(config, demo=args.command == "demo"))
+        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            runner.run(serve(config, demo=args.command == "demo"))
     except KeyboardInterrupt:
         pass
     return 0
