@@ -29,7 +29,7 @@ from . import bind, dialect
 from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
-                    check_parameters, local_call, splice)
+                    check_parameters, local_call, scalar_values, splice)
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 
 _CACHE_SIZE = 2048
@@ -150,6 +150,9 @@ class ExtensionPlanner:
                 computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
             else:
                 computed = procedure.evaluate(arguments, rows)
+        if scalar_values(procedure):
+            return bind.build(self.backend_kind, step.param, True,
+                              ((key, (), value) for key, (value,) in computed.items()))
         return bind.build(self.backend_kind, step.param, True,
                           ((key, (), list(row)) for key, row in computed.items()))
 
@@ -199,7 +202,7 @@ def graph_context(runner) -> GraphContext:
         while rows := await result.fetch(batch):
             yield rows
         await result.consume()
-    return GraphContext(runner.database, runner.graph_state(), read, stream)
+    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
 
 
 def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:

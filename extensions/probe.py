@@ -415,7 +415,7 @@ class PartPlanner:
         carried = [quote_name(n) for n in self.scopes[clause_index]]
         keep = ", ".join(carried + [node])
         outputs = [node if f == procedure.yields[0]
-                   else f"{row}[{procedure.yields.index(f) - 1}] AS {quote_name(names.get(f, f))}"
+                   else f"{_algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
         lookup = bind.lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
         text = (f"MATCH ({node}) WITH {keep}, {lookup} AS {row} "
@@ -458,6 +458,16 @@ class PartPlanner:
             if item.alias is None and any(start <= s and e <= end and (s, e) != (end, end)
                                           for s, e, _ in self.edits):
                 self.add_edit((end, end, f" AS {quote_name(item.expr.text_in(self.text))}"))
+
+
+def scalar_values(procedure: Procedure) -> bool:
+    """A procedure that yields one value besides the node binds it as is, not as a one-item list
+    (FalkorDB copies a list element when it reads it: a list of 50k lists costs ~0.2 s)."""
+    return len(procedure.yields) == 2
+
+
+def _algorithm_value(procedure: Procedure, row: str, field: str) -> str:
+    return row if scalar_values(procedure) else f"{row}[{procedure.yields.index(field) - 1}]"
 
 
 def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure) -> tuple[list[str], dict[str, str]]:

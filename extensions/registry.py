@@ -57,13 +57,15 @@ class GraphContext:
     of its own transaction: use nothing cached and cache nothing.
     `read(query, params)` runs a read-only query where the client's query runs (in its
     transaction, if any) and returns every row; `stream(query, params)` is the same as an async
-    iterator of row batches, for results too big to hold twice.
+    iterator of row batches, for results too big to hold twice. `kind` is the backend kind
+    ("falkordb", "neo4j"), for evaluators that read in a dialect only one of them has.
     """
 
     database: str
     state: Hashable | None
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
     stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
+    kind: str | None = None
 
 
 @dataclass(frozen=True)
