@@ -114,7 +114,7 @@ _EPOCH_ORDINAL = _EPOCH.toordinal()
 
 
 def decode_row(row: list, schema: Schema) -> list[Any]:
-    return [decode(cell, schema) for cell in row]
+    return _decode_cells(row, schema)
 
 
 def decode(cell: list, schema: Schema) -> Any:
@@ -125,6 +125,20 @@ def decode(cell: list, schema: Schema) -> Any:
     if kind in (3, 1):
         return raw
     return _DECODERS[kind](raw, schema)
+
+
+def _decode_cells(cells: list, schema: Schema) -> list[Any]:
+    """`decode` over a row or a list, with integers, strings and nulls handled inline (the hot path)."""
+    out = []
+    append = out.append
+    for kind, raw in cells:
+        if kind == 3 or kind == 1:
+            append(raw)
+        elif kind == 2:
+            append(raw.decode("utf-8", "replace"))
+        else:
+            append(_DECODERS[kind](raw, schema))
+    return out
 
 
 def _node(raw: list, schema: Schema) -> Node:
@@ -174,7 +188,7 @@ def _duration(raw: int, schema: Schema) -> Duration:
 _DECODERS = {
     4: lambda raw, schema: raw == b"true",
     5: lambda raw, schema: float(raw),
-    6: lambda raw, schema: [decode(c, schema) for c in raw],
+    6: _decode_cells,
     7: _edge,
     8: _node,
     9: lambda raw, schema: Path(decode(raw[0], schema), decode(raw[1], schema)),
