@@ -7,7 +7,9 @@
 - otherwise the query is parsed and planned once per text (`probe.py`):
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
-  runs with the values bound as parameters (`bind.py`);
+  runs with the values bound as parameters (`bind.py`); a probe whose calls' nodes and values
+  vary independently runs as two smaller probes (`split.py`), and probe rows are reused while
+  the graph is unchanged (`probe_cache.py`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -30,17 +32,24 @@ from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
                     check_parameters, local_call, scalar_values, splice)
+from .probe_cache import ProbeCache
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
+from .split import SplitProbe, node_rows
 
 _CACHE_SIZE = 2048
+#: A separated probe's product is evaluated when it has at most SMALL_PRODUCT tuples or at most
+#: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
+SMALL_PRODUCT = 10_000
+PRODUCT_RATIO = 100
 
 
 class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
-    def __init__(self, registry: Registry, *, backend_kind: str):
+    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None):
         self.registry = registry
         self.backend_kind = backend_kind
+        self.probe_cache = probe_cache
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual}
@@ -107,21 +116,38 @@ class ExtensionPlanner:
         return await self._steps[type(step)](step, params, runner)
 
     async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        result = await runner.run(step.text, params)
-        rows = await result.fetch(-1)
-        await result.consume()
+        if step.split is not None:
+            values = await self._run_split(step, params, runner)
+            if values is not None:
+                return values
+        rows = await self._probe_rows(step.text, params, runner)
         values: dict[str, Any] = {}
         for site in step.sites:
             values.update(await self._bind(site, rows, runner))
         return values
 
+    async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
+        """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
+        cache = self.probe_cache
+        key = cache.key(text, params, runner) if cache is not None else None
+        if key is not None and (rows := cache.get(key)) is not None:
+            return rows
+        result = await runner.run(text, params)
+        rows = await result.fetch(-1)
+        await result.consume()
+        if key is not None:
+            cache.put(key, rows)
+        return rows
+
     async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
-        offload = len(rows) > site.ext.offload_above
-        if offload:
+        if len(rows) > site.ext.offload_above:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
+        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
+
+    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
         evaluate = site.ext.evaluate
         if site.ext.prepare is not None and distinct:
             prepared = await site.ext.prepare(graph_context(runner), list(distinct.values()))
@@ -129,6 +155,38 @@ class ExtensionPlanner:
         if offload:
             return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
+
+    # -- separated probes (split.py)
+
+    async def _run_split(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
+        """The step's parameters from the node probe x the value probe; None: run the combined probe
+        (the product is too large for its sides, or an evaluator refused a combination)."""
+        split: SplitProbe = step.split
+        groups = await self._probe_rows(split.node_text, params, runner)
+        values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+        nodes = node_rows(groups, split.node_width, self.backend_kind)
+        size = len(nodes) * len(values_rows)
+        if size > SMALL_PRODUCT and size > PRODUCT_RATIO * (len(nodes) + len(values_rows)):
+            return None
+        values: dict[str, Any] = {}
+        try:
+            for site, plan in zip(step.sites, split.sites):
+                values.update(await self._compute_product(site, plan, nodes, values_rows, runner))
+        except CypherError:
+            return None
+        return values
+
+    async def _compute_product(self, site: Site, plan, nodes, values_rows, runner) -> dict[str, Any]:
+        offload = len(nodes) * len(values_rows) > site.ext.offload_above
+        node_side, value_side = _product_sides(plan, nodes, values_rows, self.backend_kind)
+        evaluate = site.ext.evaluate
+        if site.ext.prepare is not None and node_side and value_side:
+            arguments = [a + b for a in node_side.values() for b in value_side.values()]
+            prepared = await site.ext.prepare(graph_context(runner), arguments)
+            evaluate = lambda tuples: site.ext.evaluate(tuples, prepared)      # noqa: E731
+        if offload:
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, evaluate, self.backend_kind)
+        return _bind_product(site, node_side, value_side, evaluate, self.backend_kind)
 
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
@@ -226,6 +284,38 @@ def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tu
         if _MISSING not in args:
             distinct[key] = args
     return distinct
+
+
+def _product_sides(plan, nodes: list[list[Any]], values_rows: list[list[Any]],
+                   kind: str) -> tuple[dict[Any, tuple], dict[tuple, tuple]]:
+    """A separated probe's rows -> ({node index: node-side arguments}, {value keys: value-side
+    arguments}); each combination of the two is one distinct argument tuple (see `split.py`)."""
+    node_makers = [_argument_maker(arg, kind) for arg in plan.node_args]
+    index = plan.node_args[plan.index]
+    id_col = index.id_col if kind == "falkordb" else index.eid_col
+    node_side: dict[Any, tuple] = {}
+    for row in nodes:
+        if row[id_col] not in node_side:
+            node_side[row[id_col]] = tuple([make(row) for make in node_makers])
+    value_makers = [_argument_maker(arg, kind) for arg in plan.value_args]
+    value_side: dict[tuple, tuple] = {}
+    for row in values_rows:
+        key = tuple([row[col] for col in plan.value_keys])
+        if key not in value_side:
+            value_side[key] = tuple([make(row) for make in value_makers])
+    return node_side, value_side
+
+
+def _bind_product(site: Site, node_side: dict, value_side: dict, evaluate, kind: str) -> dict[str, Any]:
+    """`evaluate` once over node side x value side (node-major) -> the parameter value."""
+    tuples = [a + b for a in node_side.values() for b in value_side.values()]
+    values = evaluate(tuples) if tuples else []
+    if len(values) != len(tuples):
+        raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(tuples)} inputs")
+    keys = list(value_side)
+    width = len(keys)
+    entries = ((node, key, values[i * width + j]) for i, node in enumerate(node_side) for j, key in enumerate(keys))
+    return bind.build(kind, site.param, True, entries)
 
 
 def _bind_distinct(site: Site, distinct: dict[tuple, tuple], evaluate, kind: str) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
 from .registry import ArgKind, Extension, Procedure, Registry, VirtualProcedure
+from .split import split_probe
 
 Edit = tuple[int, int, str]
 
@@ -53,6 +54,8 @@ class ArgPlan:
     labels_col: int = -1
     prop_cols: tuple = ()          # (property name, column) pairs
     value_col: int = -1            # kind "value"
+    key_col: int = -1              # the column keying the bound value by this argument, if it varies
+    uses: frozenset = frozenset()  # the variables the argument reads
 
 
 @dataclass
@@ -70,6 +73,7 @@ class Site:
 class ProbeStep:
     text: str
     sites: list[Site]
+    split: Any = None              # a `split.SplitProbe` when the calls' nodes and values vary independently
 
 
 @dataclass
@@ -355,8 +359,9 @@ class PartPlanner:
 
         sites = [self.plan_site(call, call_scope, column) for call, _, call_scope in calls]
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
+        split = split_probe(lines, list(columns), sites, self.kind)
         lines.append(f"RETURN DISTINCT {projection}")
-        self.steps.append(ProbeStep("\n".join(lines), sites))
+        self.steps.append(ProbeStep("\n".join(lines), sites, split))
 
     def plan_site(self, call: A.FunctionCall, scope: dict, column) -> Site:
         ext = self.registry.get(call.name)
@@ -380,6 +385,7 @@ class PartPlanner:
                     plan.eid_col = column(f"elementId({plan.text})")
                 plan.labels_col = column(f"labels({plan.text})")
                 plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
+            plan.uses = frozenset(_variables(arg))
             args.append(plan)
             if not _varies(arg):
                 continue
@@ -388,7 +394,8 @@ class PartPlanner:
             else:
                 expr = bind.key_expr(self.kind, plan.text, plan.kind != "value")
                 keys.append(expr)
-                key_cols.append(column(expr))
+                plan.key_col = column(expr)
+                key_cols.append(plan.key_col)
         index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
         self.add_edit((*call.span, bind.lookup(self.kind, param, index, keys)))
         self.placeholders.update(bind.placeholder(self.kind, param, index is not None, len(keys)))

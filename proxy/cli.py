@@ -56,6 +56,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-model", default=_env("TEXT_MODEL", None), metavar="PATH",
                         help="text_score model: a model2vec or sentence-transformers directory, or an "
                              ".onnx file (default: the built-in static MiniLM)")
+    parser.add_argument("--probe-cache-ttl", type=float, metavar="SECONDS",
+                        default=float(_env("PROBE_CACHE_TTL", str(defaults.probe_cache_ttl))),
+                        help="behind an upstream Neo4j, reuse extension probe results for this long "
+                             "(default 0: off; the embedded database always reuses them until a write)")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
     parser.add_argument("--tx-idle-timeout", type=float, metavar="SECONDS",
@@ -82,6 +86,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=args.password, tls_cert=args.tls_cert, tls_key=args.tls_key,
         log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout, text_model=args.text_model,
+        probe_cache_ttl=args.probe_cache_ttl,
     )
 
 

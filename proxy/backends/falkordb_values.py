@@ -42,30 +42,73 @@ def to_literal(value: Any, name: str = "p") -> str:
     """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors.
 
     Temporal, point and NaN values never get here: `falkordb_params` writes them into the query.
+    Exact types dispatch through a table (bound extension values are lists and maps of tens of
+    thousands of numbers); subclasses take the slower `isinstance` path.
     """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    encode = _LITERALS.get(type(value))
+    if encode is not None:
+        return encode(value, name)
+    return _subclass_literal(value, name)
+
+
+def _float_literal(value: float, name: str) -> str:
+    if value in _INFINITIES:
+        return "1e999" if value > 0 else "-1e999"
+    return repr(value)
+
+
+def _string_literal(value: str, name: str) -> str:
+    if "\x00" in value:
+        raise param_error(name, "a string containing the NUL character", "FalkorDB strings cannot hold U+0000")
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _list_literal(value: list | tuple, name: str) -> str:
+    types = set(map(type, value))
+    if types <= _NUMBERS:                       # the common bound form: a list of numbers (and nulls)
+        text = ",".join(map(repr, value)).replace("None", "null")
+        if "inf" not in text:
+            return "[" + text + "]"
+    literals = _LITERALS
+    return "[" + ",".join([literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)
+                           for v in value]) + "]"
+
+
+def _map_literal(value: dict, name: str) -> str:
+    literals = _LITERALS
+    return "{" + ",".join([f"{quote_name(str(k), name)}:"
+                           f"{literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)}"
+                           for k, v in value.items()]) + "}"
+
+
+def _subclass_literal(value: Any, name: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))
     if isinstance(value, float):
-        if math.isinf(value):
-            return "1e999" if value > 0 else "-1e999"
-        return repr(value)
+        return _float_literal(float(value), name)
     if isinstance(value, str):
-        if "\x00" in value:
-            raise param_error(name, "a string containing the NUL character",
-                              "FalkorDB strings cannot hold U+0000")
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return _string_literal(str(value), name)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(to_literal(v, name) for v in value) + "]"
+        return _list_literal(value, name)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{quote_name(str(k), name)}:{to_literal(v, name)}"
-                              for k, v in value.items()) + "}"
+        return _map_literal(value, name)
     raise _unsupported(value, name)
+
+
+_INFINITIES = (math.inf, -math.inf)
+_NUMBERS = frozenset({int, float, type(None)})
+_LITERALS = {
+    type(None): lambda value, name: "null",
+    bool: lambda value, name: "true" if value else "false",
+    int: lambda value, name: str(value),
+    float: _float_literal,
+    str: _string_literal,
+    list: _list_literal,
+    tuple: _list_literal,
+    dict: _map_literal,
+}
 
 
 def quote_name(key: str, param: str) -> str:
