@@ -32,7 +32,7 @@ from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
                     check_parameters, local_call, scalar_values, splice)
-from .probe_cache import ProbeCache
+from .probe_cache import ProbeCache, estimate_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 from .split import SplitProbe, node_rows
 
@@ -148,13 +148,20 @@ class ExtensionPlanner:
         return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
-        evaluate = site.ext.evaluate
-        if site.ext.prepare is not None and distinct:
-            prepared = await site.ext.prepare(graph_context(runner), list(distinct.values()))
-            evaluate = lambda tuples: site.ext.evaluate(tuples, prepared)      # noqa: E731
+        evaluate = await self._evaluator(site, lambda: list(distinct.values()), runner)
         if offload:
             return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
+
+    async def _evaluator(self, site: Site, arguments, runner):
+        """`site.ext.evaluate`, after its `prepare` (if any) has seen the `arguments()` tuples."""
+        if site.ext.prepare is None:
+            return site.ext.evaluate
+        tuples = arguments()
+        if not tuples:
+            return site.ext.evaluate
+        prepared = await site.ext.prepare(graph_context(runner), tuples)
+        return lambda rows: site.ext.evaluate(rows, prepared)
 
     # -- separated probes (split.py)
 
@@ -162,28 +169,43 @@ class ExtensionPlanner:
         """The step's parameters from the node probe x the value probe; None: run the combined probe
         (the product is too large for its sides, or an evaluator refused a combination)."""
         split: SplitProbe = step.split
-        groups = await self._probe_rows(split.node_text, params, runner)
+        node_sides = await self._node_sides(split, params, runner)
         values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
-        nodes = node_rows(groups, split.node_width, self.backend_kind)
-        size = len(nodes) * len(values_rows)
-        if size > SMALL_PRODUCT and size > PRODUCT_RATIO * (len(nodes) + len(values_rows)):
+        n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
+        if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
         values: dict[str, Any] = {}
         try:
-            for site, plan in zip(step.sites, split.sites):
-                values.update(await self._compute_product(site, plan, nodes, values_rows, runner))
+            for site, plan, node_side in zip(step.sites, split.sites, node_sides):
+                values.update(await self._compute_product(site, plan, node_side, values_rows, runner))
         except CypherError:
             return None
         return values
 
-    async def _compute_product(self, site: Site, plan, nodes, values_rows, runner) -> dict[str, Any]:
-        offload = len(nodes) * len(values_rows) > site.ext.offload_above
-        node_side, value_side = _product_sides(plan, nodes, values_rows, self.backend_kind)
-        evaluate = site.ext.evaluate
-        if site.ext.prepare is not None and node_side and value_side:
-            arguments = [a + b for a in node_side.values() for b in value_side.values()]
-            prepared = await site.ext.prepare(graph_context(runner), arguments)
-            evaluate = lambda tuples: site.ext.evaluate(tuples, prepared)      # noqa: E731
+    async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
+        """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
+        cache = self.probe_cache
+        key = cache.key(split.node_text, params, runner) if cache is not None else None
+        if key is not None:
+            # Calls of other queries share the node probe's text, not the argument objects
+            # (`n.temp` vs `n.power`: PropertyRefs of another key).
+            key = (key, tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args))
+            if (sides := cache.get(key)) is not None:
+                return sides
+        result = await runner.run(split.node_text, params)
+        groups = await result.fetch(-1)
+        await result.consume()
+        nodes = node_rows(groups, split.node_width, self.backend_kind)
+        sides = [_node_side(plan, nodes, self.backend_kind) for plan in split.sites]
+        if key is not None:
+            cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
+        return sides
+
+    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
+        offload = len(node_side) * len(values_rows) > site.ext.offload_above
+        value_side = _value_side(plan, values_rows, self.backend_kind)
+        evaluate = await self._evaluator(
+            site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
         if offload:
             return await asyncio.to_thread(_bind_product, site, node_side, value_side, evaluate, self.backend_kind)
         return _bind_product(site, node_side, value_side, evaluate, self.backend_kind)
@@ -286,24 +308,28 @@ def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tu
     return distinct
 
 
-def _product_sides(plan, nodes: list[list[Any]], values_rows: list[list[Any]],
-                   kind: str) -> tuple[dict[Any, tuple], dict[tuple, tuple]]:
-    """A separated probe's rows -> ({node index: node-side arguments}, {value keys: value-side
-    arguments}); each combination of the two is one distinct argument tuple (see `split.py`)."""
-    node_makers = [_argument_maker(arg, kind) for arg in plan.node_args]
+def _node_side(plan, nodes: list[list[Any]], kind: str) -> dict[Any, tuple]:
+    """Node rows of a separated probe -> {node index: node-side arguments} (see `split.py`)."""
+    makers = [_argument_maker(arg, kind) for arg in plan.node_args]
     index = plan.node_args[plan.index]
     id_col = index.id_col if kind == "falkordb" else index.eid_col
-    node_side: dict[Any, tuple] = {}
+    side: dict[Any, tuple] = {}
     for row in nodes:
-        if row[id_col] not in node_side:
-            node_side[row[id_col]] = tuple([make(row) for make in node_makers])
-    value_makers = [_argument_maker(arg, kind) for arg in plan.value_args]
-    value_side: dict[tuple, tuple] = {}
+        if row[id_col] not in side:
+            side[row[id_col]] = tuple([make(row) for make in makers])
+    return side
+
+
+def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+    """Value rows of a separated probe -> {value keys: value-side arguments}; each combination
+    with a node side's entry is one distinct argument tuple."""
+    makers = [_argument_maker(arg, kind) for arg in plan.value_args]
+    side: dict[tuple, tuple] = {}
     for row in values_rows:
         key = tuple([row[col] for col in plan.value_keys])
-        if key not in value_side:
-            value_side[key] = tuple([make(row) for make in value_makers])
-    return node_side, value_side
+        if key not in side:
+            side[key] = tuple([make(row) for make in makers])
+    return side
 
 
 def _bind_product(site: Site, node_side: dict, value_side: dict, evaluate, kind: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ class ProbeCache:
         self.max_bytes = max_bytes
         self.ttl = ttl
         self.nbytes = 0
-        self._entries: OrderedDict[Hashable, tuple[list[list[Any]], int]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
 
     def key(self, text: str, params: dict[str, Any], runner) -> Hashable | None:
         """The cache key of running probe `text` with `params` through `runner`, or None."""
@@ -62,15 +62,16 @@ class ProbeCache:
         bucket = int(time.monotonic() // self.ttl) if self.ttl else None
         return runner.database, text, values, state, bucket
 
-    def get(self, key: Hashable) -> list[list[Any]] | None:
+    def get(self, key: Hashable) -> Any:
         entry = self._entries.get(key)
         if entry is None:
             return None
         self._entries.move_to_end(key)
         return entry[0]
 
-    def put(self, key: Hashable, rows: list[list[Any]]) -> None:
-        size = estimate_bytes(rows)
+    def put(self, key: Hashable, rows: Any, nbytes: int | None = None) -> None:
+        """Keep `rows` (or what was derived from them, `nbytes` large) under `key`."""
+        size = estimate_bytes(rows) if nbytes is None else nbytes
         if size > self.max_bytes // 4:
             return
         old = self._entries.pop(key, None)

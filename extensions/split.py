@@ -13,8 +13,10 @@ falls back to the combined probe when the product is much larger than its sides 
 are correlated, like a node and its neighbour's date) or when an evaluator refuses a
 combination (the query may never make it).
 
-The node side is grouped: `RETURN labels(n), <constants>, collect(DISTINCT id(n))`, one row
-per label set; returning `labels(n)` for every node costs FalkorDB four times the rest.
+The node side is grouped: `RETURN labels(n), collect(DISTINCT id(n))`, one row per label set
+(returning `labels(n)` for every node costs FalkorDB four times the rest), and it depends on
+the query prefix only, so the probe cache keeps it (with the nodes' `NodeRef`s) across queries
+that differ in a constant.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass, replace
 class SiteSplit:
     """One call's arguments on each side, with columns renumbered to that side's rows."""
 
-    node_args: tuple               # ArgPlans read from node rows (the indexing node, constants)
+    node_args: tuple               # ArgPlans read from node rows (the indexing node)
     value_args: tuple              # ArgPlans read from value rows, after the node side's in call order
     index: int                     # position of the indexing argument in `node_args`
     value_keys: tuple[int, ...]    # value-row columns of the keys, in the call's key order
@@ -93,9 +95,10 @@ def node_rows(groups: list[list], width: int, kind: str) -> list[list]:
 
 
 def _sides(site) -> list[bool] | None:
-    """Per argument, whether it is read from node rows: the indexing node, and constants before
-    the first argument that varies apart from it. None when another argument reads the node or
-    the indexing node comes after a varying argument."""
+    """Per argument, whether it is read from node rows: only the indexing node. Everything else,
+    constants too, is read from value rows, so the node probe does not change with a constant
+    (`text_score(n, 'text', $q)`: a new question reuses the cached node side). None when another
+    argument reads the node or the indexing node is not the first argument."""
     node_vars = site.args[site.index_arg].uses
     sides, seen_value = [], False
     for i, arg in enumerate(site.args):
@@ -106,7 +109,7 @@ def _sides(site) -> list[bool] | None:
         elif arg.uses & node_vars:
             return None
         else:
-            on_node = not arg.uses and not seen_value
+            on_node = False
         seen_value |= not on_node
         sides.append(on_node)
     return sides

@@ -218,3 +218,15 @@ def test_cache_ttl_turns_keys_over(monkeypatch):
     monkeypatch.setattr("extensions.probe_cache.time.monotonic", lambda: next(clock))
     first, same, later = (cache.key("RETURN DISTINCT 1", {}, _Runner(1)) for _ in range(3))
     assert first == same != later
+
+
+async def test_cached_node_sides_are_per_property_key():
+    """Two queries with one node probe text but different channels get their own arguments."""
+    database = _Database([{"p": (3, ["P"]), "y": 2020, "m": 1}])
+    seen = []
+    registry = Registry([Extension("f", (ArgKind.PROPERTY, ArgKind.VALUE), 2,
+                                   lambda rows: seen.extend(ref.key for ref, _ in rows) or [1] * len(rows))])
+    planner = ExtensionPlanner(registry, backend_kind="falkordb", probe_cache=ProbeCache())
+    for key in ("x", "z"):
+        await planner.execute(f"MATCH (p:P) UNWIND $years AS y RETURN f(p.{key}, y) AS a", {"years": []}, database)
+    assert seen == ["x", "z"]
