@@ -26,10 +26,14 @@ from typing import Any
 
 from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
+from proxy.values import Node, Relationship
 
 from . import bind, dialect
+from .arguments import constant
+from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
+from .joins import JoinPlanner, JoinStep, run_join
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
                     check_parameters, local_call, scalar_values, splice)
 from .probe_cache import ProbeCache, estimate_bytes
@@ -52,13 +56,14 @@ class ExtensionPlanner:
         self.probe_cache = probe_cache
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
-                       VirtualStep: self._run_virtual}
+                       VirtualStep: self._run_virtual, JoinStep: self._run_join}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
-                + [v.name for v in self.registry.virtual_procedures(self.backend_kind)])
+                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable]
+                + [r.name for r in self.registry.rewrites(self.backend_kind)])
 
     def _names(self) -> list[str]:
         return [e.name for e in self.registry] + self._procedure_names()
@@ -69,12 +74,24 @@ class ExtensionPlanner:
             return await runner.run(query, params)
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
+        if plan.command is not None:
+            return await self._run_command(plan, params, runner)
+        text = plan.text
         if plan.prefix == "EXPLAIN":
-            return await runner.run(plan.text, {**params, **plan.placeholders})
+            for step in plan.steps:
+                if isinstance(step, LateStep):
+                    text = text.replace(step.marker, step.render([]))
+            return await runner.run(text, {**params, **plan.placeholders})
         values: dict[str, Any] = {}
         for step in plan.steps:
-            values.update(await self._run_step(step, {**params, **values}, runner))
-        return await runner.run(plan.text, {**params, **values})
+            if isinstance(step, LateStep):
+                result = await runner.run(step.probe, {**params, **values})
+                rows = await result.fetch(-1)
+                await result.consume()
+                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+            else:
+                values.update(await self._run_step(step, {**params, **values}, runner))
+        return await runner.run(text, {**params, **values})
 
     # -- planning
 
@@ -92,6 +109,9 @@ class ExtensionPlanner:
             if any(name.lower() in query.lower() for name in self._names()):
                 raise
             return None            # a bridge-only trigger we cannot parse: let the database answer
+        command = self._command(tree)
+        if command is not None:
+            return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
@@ -101,16 +121,34 @@ class ExtensionPlanner:
         counter = count()
         for part in tree.parts:
             planner = PartPlanner(query, part, self.registry, kind, edits, counter)
-            planner.plan()
+            planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits:
+        if not edits and not (tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
-                    local=local_call(self.registry, kind, tree))
+                    local=local_call(self.registry, kind, tree),
+                    options=tree.options if kind != "falkordb" else None)
+
+    def _command(self, tree: A.Query) -> tuple | None:
+        """(handler, node) when `tree` is a schema command the proxy runs on this backend."""
+        clauses = tree.parts[0].clauses
+        if len(tree.parts) != 1 or len(clauses) != 1:
+            return None
+        handler = self.registry.command(type(clauses[0]), self.backend_kind)
+        return (handler, clauses[0]) if handler is not None else None
 
     # -- execution
+
+    async def _run_command(self, plan: Plan, params: dict[str, Any], runner) -> Result:
+        handler, node = plan.command
+        if plan.prefix == "EXPLAIN":
+            summary = Summary(database=runner.database, query_type="s")
+            summary.plan = {"operatorType": type(node).__name__, "identifiers": [], "arguments": {},
+                            "children": []}
+            return ListResult([], [], summary)
+        return await handler.run(node, params, self._call_context(runner), runner)
 
     async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
         return await self._steps[type(step)](step, params, runner)
@@ -210,11 +248,15 @@ class ExtensionPlanner:
             return await asyncio.to_thread(_bind_product, site, node_side, value_side, evaluate, self.backend_kind)
         return _bind_product(site, node_side, value_side, evaluate, self.backend_kind)
 
+    async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        bound = [None if expr is None else constant(expr, params) for expr in step.bound]
+        return await run_join(step, bound, params, graph_context(runner))
+
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
         arguments = dict(procedure.parameters)
         if step.arguments is not None:
-            given = _constant(step.arguments, params)
+            given = constant(step.arguments, params)
             if not isinstance(given, dict):
                 raise argument_error(f"{procedure.name}() takes a map of parameters, got {given!r}")
             check_parameters(procedure, given)
@@ -238,8 +280,9 @@ class ExtensionPlanner:
 
 
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        arguments = [_constant(arg, params) for arg in step.arguments]
-        return {step.param: await step.procedure.answer(self._call_context(runner), arguments)}
+        arguments = [constant(arg, params) for arg in step.arguments]
+        rows = await step.procedure.answer(self._call_context(runner), arguments)
+        return {step.param: _bindable(rows) if self.backend_kind == "falkordb" else rows}
 
     async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
                               runner) -> Result:
@@ -251,7 +294,7 @@ class ExtensionPlanner:
         if prefix == "EXPLAIN":
             summary.plan = operator
             return ListResult([], [], summary)
-        arguments = [_constant(arg, params) for arg in call.arguments]
+        arguments = [constant(arg, params) for arg in call.arguments]
         rows = await call.procedure.answer(self._call_context(runner), arguments)
         positions = [call.procedure.yields.index(f) for f in call.fields]
         records = [[row[i] for i in positions] for row in rows]
@@ -260,8 +303,10 @@ class ExtensionPlanner:
         return ListResult(call.columns, records, summary)
 
     def _call_context(self, runner) -> CallContext:
+        backend = runner.backend
         return CallContext(graph_context(runner), self.registry, self.backend_kind,
-                           runner.user, dict(runner.metadata or {}))
+                           runner.user, dict(runner.metadata or {}),
+                           lambda: backend.databases(runner.credentials), backend.default_database)
 
 
 #: Neo4j's query type for a procedure by its mode.
@@ -283,6 +328,18 @@ def graph_context(runner) -> GraphContext:
             yield rows
         await result.consume()
     return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
+
+
+def _bindable(value: Any) -> Any:
+    """Rows as FalkorDB can take them as a parameter: its parameters are literals, so the
+    virtual nodes and relationships of schema procedures travel as their property maps."""
+    if isinstance(value, list):
+        return [_bindable(v) for v in value]
+    if isinstance(value, (Node, Relationship)):
+        return _bindable(value.properties)
+    if isinstance(value, dict):
+        return {k: _bindable(v) for k, v in value.items()}
+    return value
 
 
 def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
@@ -386,22 +443,3 @@ def _argument_maker(arg, kind: str):
             refs[node_id] = ref = PropertyRef(ref, arg.key) if arg.kind == "property" else ref
         return ref
     return make
-
-
-def _constant(expr: A.Expr, params: dict[str, Any]) -> Any:
-    """The value of a constant procedure argument (literals, parameters, lists and maps of them)."""
-    if isinstance(expr, A.Literal):
-        return expr.value
-    if isinstance(expr, A.Parameter):
-        if expr.name not in params:
-            raise CypherError("Neo.ClientError.Statement.ParameterMissing", f"Expected parameter(s): {expr.name}")
-        return params[expr.name]
-    if isinstance(expr, A.ListLiteral):
-        return [_constant(item, params) for item in expr.items]
-    if isinstance(expr, A.MapLiteral):
-        return {key: _constant(value, params) for key, value in expr.items}
-    if isinstance(expr, A.UnaryOp) and expr.op == "-":
-        return -_constant(expr.operand, params)
-    raise CypherError("Neo.ClientError.Statement.ArgumentError",
-                      "The arguments of this procedure must be literals or query parameters "
-                      "(lists and maps of them), not values computed per row")

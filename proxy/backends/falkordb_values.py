@@ -335,6 +335,14 @@ def error_from_reply(message: str) -> CypherError:
         return syntax_error(_tidy_syntax(text))
     if text.endswith(" not defined"):                        # "'x' not defined"
         return syntax_error(f"Variable `{text[:-12].strip(chr(39))}` not defined")
+    if text.startswith("Procedure `") and text.endswith("` is not registered"):
+        return CypherError("Neo.ClientError.Procedure.ProcedureNotFound",
+                           f"There is no procedure with the name {text[10:-18]} registered for this "
+                           "database instance. Please ensure you've spelled the procedure name "
+                           "correctly and that the procedure is properly deployed.")
+    if "constraint violation" in text:
+        return CypherError("Neo.ClientError.Schema.ConstraintValidationFailed",
+                           f"{text[0].upper()}{text[1:]} (a constraint of this database refuses the write).")
     if text.startswith("Unknown function"):
         return syntax_error(f"{text} (this function is not available in FalkorDB)")
     if text.startswith("Missing parameters"):
