@@ -108,6 +108,7 @@ class BoltConnection:
         self._processor: asyncio.Task | None = None
         self._busy = False             # the processor is inside a handler (a RESET may cancel it)
         self._interrupted = False      # ... and has been cancelled by one
+        self._closing = False          # the connection is ending: the processor stops after its handler
         self._out: list[bytes] = []    # responses not written yet
         self._out_size = 0
         self._results: dict[int, OpenResult] = {}
@@ -129,6 +130,7 @@ class BoltConnection:
         try:
             await asyncio.wait({reader, processor}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            self._closing = True           # also ends a processor whose handler swallowed the cancellation
             tasks = (reader, processor)
             for task in tasks:
                 task.cancel()
@@ -182,13 +184,18 @@ class BoltConnection:
                 except asyncio.CancelledError:
                     # Interrupted by a RESET behind it (which drops results), unless the
                     # connection itself is being closed.
-                    if not self._interrupted or task.uncancel():
+                    if self._closing or not self._interrupted or task.uncancel():
                         raise
                     keep = True
                     self._send(m.IGNORED)
+                else:
+                    # Some awaits swallow a cancellation that races with their result
+                    # (asyncio.wait_for in 3.11): the handler then simply finished.
+                    if self._interrupted:
+                        task.uncancel()
                 finally:
                     self._busy = self._interrupted = False
-                if not keep:
+                if not keep or self._closing:
                     await self._flush()
                     return
         except (ConnectionError, OSError):
