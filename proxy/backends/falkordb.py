@@ -32,7 +32,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
-from proxy.backends.falkordb_pair import ServerPair, unavailable
+from proxy.backends.falkordb_pair import ServerPair
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyStream
 from proxy.backends.falkordb_params import inline_params, placeholders
@@ -41,7 +41,7 @@ from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
     parse_stats, plan_query_type,
 )
-from proxy.errors import CypherError, syntax_error, unauthorized
+from proxy.errors import CypherError, syntax_error, unauthorized, unavailable
 
 MAX_QUERY_CHARS = 1_000_000
 #: FalkorDB's parse time doubles per nesting level and ignores timeouts (depth 15 ~ 60 ms).

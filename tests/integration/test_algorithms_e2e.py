@@ -16,16 +16,16 @@ import scipy.sparse as sp
 from sknetwork.clustering import Louvain, get_modularity
 
 from extensions.algorithms.paths import margin
-from tests.harness import PASSWORD, USER, ProxyProcess
+from tests.harness import PASSWORD, USER
 from tests.unit.test_bolt_support import RawClient
 
 SUBGRAPH = ["Field", "Company", "Licence"]          # 1,593 nodes: under the exact threshold
 
 
 @pytest.fixture(scope="module")
-def demo():
-    with ProxyProcess(command="demo") as process:
-        yield process
+def demo(private_demo):
+    """This module writes to the demo graph (cache invalidation) and measures the proxy's CPU."""
+    return private_demo
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ import neo4j
 import pandas as pd
 import pytest
 
-from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+from tests.harness import PASSWORD, REPO, USER
 from tests.stock.embedding import cosine, embed
 
 STOCK_PYTHON = REPO / ".cache" / "stock" / "bin" / "python"
@@ -31,9 +31,8 @@ PRODUCTION = REPO / "examples" / "sodir" / "sodir_current" / "field_production_m
 
 
 @pytest.fixture(scope="module")
-def demo_proxy():
-    with ProxyProcess(command="demo") as process:
-        yield process
+def demo_proxy(private_demo):
+    return private_demo
 
 
 @pytest.fixture(scope="module")
