@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import lru_cache
+from collections.abc import Hashable
 from itertools import count
 from operator import itemgetter
 from typing import Any
@@ -36,7 +37,7 @@ from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
                     check_parameters, local_call, scalar_values, splice)
-from .probe_cache import ProbeCache, estimate_bytes
+from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 from .split import SplitProbe, node_rows
 
@@ -90,7 +91,13 @@ class ExtensionPlanner:
                 await result.consume()
                 text = text.replace(step.marker, step.render([row[0] for row in rows]))
             else:
-                values.update(await self._run_step(step, {**params, **values}, runner))
+                bound = await self._run_step(step, {**params, **values}, runner)
+                values.update(bound)
+                if isinstance(step, ProbeStep) and (edits := bind.sparse_edits(
+                        (site.lookup for site in step.sites), bound)):
+                    runner = _Rewriting(runner, edits)
+        if isinstance(runner, _Rewriting):
+            text = runner.rewrite(text)
         return await runner.run(text, {**params, **values})
 
     # -- planning
@@ -154,15 +161,31 @@ class ExtensionPlanner:
         return await self._steps[type(step)](step, params, runner)
 
     async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        if step.split is not None:
-            values = await self._run_split(step, params, runner)
-            if values is not None:
-                return values
-        rows = await self._probe_rows(step.text, params, runner)
-        values: dict[str, Any] = {}
-        for site in step.sites:
-            values.update(await self._bind(site, rows, runner))
+        """The step's parameters: kept in the probe cache with the probe rows they came from
+        (a warm repeat computes nothing), else computed from the separated probes or the
+        combined one."""
+        key = self._values_key(step, params, runner)
+        if key is not None and (values := self.probe_cache.get(key)) is not None:
+            return values
+        values = await self._run_split(step, params, runner) if step.split is not None else None
+        if values is None:
+            rows = await self._probe_rows(step.text, params, runner)
+            values = {}
+            for site in step.sites:
+                values.update(await self._bind(site, rows, runner))
+        if key is not None:
+            self.probe_cache.put(key, values, estimate_value_bytes(values))
         return values
+
+    def _values_key(self, step: ProbeStep, params: dict[str, Any], runner) -> Hashable | None:
+        """The probe cache key of a step's computed values: its probe's key (text, the parameters
+        it reads, graph state), the step, and the versions of the data its extensions read."""
+        cache = self.probe_cache
+        probe = cache.key(step.text, params, runner) if cache is not None else None
+        if probe is None:
+            return None
+        versions = tuple(site.ext.data_version() for site in step.sites if site.ext.data_version is not None)
+        return "values", step.token, probe, versions
 
     async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
         """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
@@ -186,20 +209,20 @@ class ExtensionPlanner:
         return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
-        evaluate = await self._evaluator(site, lambda: list(distinct.values()), runner)
+        prepared = await self._prepared(site, lambda: list(distinct.values()), runner)
         if offload:
-            return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
-        return _bind_distinct(site, distinct, evaluate, self.backend_kind)
+            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared)
+        return _bind_distinct(site, distinct, prepared)
 
-    async def _evaluator(self, site: Site, arguments, runner):
-        """`site.ext.evaluate`, after its `prepare` (if any) has seen the `arguments()` tuples."""
+    async def _prepared(self, site: Site, arguments, runner) -> tuple:
+        """The extra arguments of the site's evaluate functions: what its `prepare` (if any)
+        returns after seeing the `arguments()` tuples."""
         if site.ext.prepare is None:
-            return site.ext.evaluate
+            return ()
         tuples = arguments()
         if not tuples:
-            return site.ext.evaluate
-        prepared = await site.ext.prepare(graph_context(runner), tuples)
-        return lambda rows: site.ext.evaluate(rows, prepared)
+            return ()
+        return (await site.ext.prepare(graph_context(runner), tuples),)
 
     # -- separated probes (split.py)
 
@@ -233,7 +256,7 @@ class ExtensionPlanner:
         result = await runner.run(split.node_text, params)
         groups = await result.fetch(-1)
         await result.consume()
-        nodes = node_rows(groups, split.node_width, self.backend_kind)
+        nodes = node_rows(groups)
         sides = [_node_side(plan, nodes, self.backend_kind) for plan in split.sites]
         if key is not None:
             cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
@@ -242,11 +265,11 @@ class ExtensionPlanner:
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
         offload = len(node_side) * len(values_rows) > site.ext.offload_above
         value_side = _value_side(plan, values_rows, self.backend_kind)
-        evaluate = await self._evaluator(
+        prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
         if offload:
-            return await asyncio.to_thread(_bind_product, site, node_side, value_side, evaluate, self.backend_kind)
-        return _bind_product(site, node_side, value_side, evaluate, self.backend_kind)
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared)
+        return _bind_product(site, node_side, value_side, prepared)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
         bound = [None if expr is None else constant(expr, params) for expr in step.bound]
@@ -273,10 +296,8 @@ class ExtensionPlanner:
             else:
                 computed = procedure.evaluate(arguments, rows)
         if scalar_values(procedure):
-            return bind.build(self.backend_kind, step.param, True,
-                              ((key, (), value) for key, (value,) in computed.items()))
-        return bind.build(self.backend_kind, step.param, True,
-                          ((key, (), list(row)) for key, row in computed.items()))
+            return step.lookup.bind((key, (), value) for key, (value,) in computed.items())
+        return step.lookup.bind((key, (), list(row)) for key, row in computed.items())
 
 
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
@@ -389,25 +410,52 @@ def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tu
     return side
 
 
-def _bind_product(site: Site, node_side: dict, value_side: dict, evaluate, kind: str) -> dict[str, Any]:
-    """`evaluate` once over node side x value side (node-major) -> the parameter value."""
-    tuples = [a + b for a in node_side.values() for b in value_side.values()]
-    values = evaluate(tuples) if tuples else []
-    if len(values) != len(tuples):
-        raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(tuples)} inputs")
-    keys = list(value_side)
-    width = len(keys)
-    entries = ((node, key, values[i * width + j]) for i, node in enumerate(node_side) for j, key in enumerate(keys))
-    return bind.build(kind, site.param, True, entries)
+def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple) -> dict[str, Any]:
+    """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
+    nodes, values = list(node_side.values()), list(value_side.values())
+    width = len(values)
+    ext = site.ext
+    if not nodes:
+        rows: list = []
+    elif ext.evaluate_product is not None:
+        rows = ext.evaluate_product(nodes, values, *prepared)
+        if len(rows) != len(nodes) or any(len(row) != width for row in rows):
+            raise database_error(f"{ext.name}() returned a product of the wrong shape for "
+                                 f"{len(nodes)} x {width} inputs")
+    else:
+        flat = ext.evaluate([a + b for a in nodes for b in values], *prepared)
+        if len(flat) != len(nodes) * width:
+            raise database_error(f"{ext.name}() returned {len(flat)} values for {len(nodes) * width} inputs")
+        rows = [flat[i:i + width] for i in range(0, len(flat), width)]
+    return site.lookup.bind_grid(list(node_side), list(value_side), rows)
 
 
-def _bind_distinct(site: Site, distinct: dict[tuple, tuple], evaluate, kind: str) -> dict[str, Any]:
-    """`evaluate` once over the distinct argument tuples -> the parameter value."""
-    values = evaluate(list(distinct.values())) if distinct else []
+def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple) -> dict[str, Any]:
+    """`evaluate` once over the distinct argument tuples -> the site's parameters."""
+    values = site.ext.evaluate(list(distinct.values()), *prepared) if distinct else []
     if len(values) != len(distinct):
         raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
-    entries = ((key[0], key[1:], value) for key, value in zip(distinct, values))
-    return bind.build(kind, site.param, site.index_arg is not None, entries)
+    return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
+
+
+class _Rewriting:
+    """A runner whose queries read grid calls bound sparse in their sparse form (`bind.Lookup`)."""
+
+    def __init__(self, runner, edits: list[tuple[str, str]]):
+        if isinstance(runner, _Rewriting):
+            runner, edits = runner._runner, runner._edits + edits
+        self._runner, self._edits = runner, edits
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner, name)
+
+    def rewrite(self, text: str) -> str:
+        for old, new in self._edits:
+            text = text.replace(old, new)
+        return text
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        return await self._runner.run(self.rewrite(query), params)
 
 
 _MISSING = object()

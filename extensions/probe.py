@@ -11,6 +11,7 @@ write clauses, followed by `RETURN DISTINCT <argument columns>`. Executing the p
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -31,6 +32,7 @@ Edit = tuple[int, int, str]
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
                         "percentilecont", "percentiledisc"})
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+_STEP_TOKENS = itertools.count()
 
 
 def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
@@ -60,10 +62,10 @@ class ArgPlan:
 
 @dataclass
 class Site:
-    """One extension call bound to the parameter `param`."""
+    """One extension call, read by the rewritten query as `lookup` says."""
 
     ext: Extension
-    param: str
+    lookup: bind.Lookup
     args: list[ArgPlan]
     index_arg: int | None          # the argument whose node indexes the parameter
     key_cols: list[int] = field(default_factory=list)
@@ -74,12 +76,14 @@ class ProbeStep:
     text: str
     sites: list[Site]
     split: Any = None              # a `split.SplitProbe` when the calls' nodes and values vary independently
+    #: Names this step's calls in the probe cache, which keeps their computed values too.
+    token: int = field(default_factory=lambda: next(_STEP_TOKENS))
 
 
 @dataclass
 class AlgorithmStep:
     procedure: Procedure
-    param: str
+    lookup: bind.Lookup            # how the rewritten CALL reads the values, per node
     arguments: Any                 # MapLiteral / Parameter / None, resolved at run time
 
 
@@ -382,7 +386,7 @@ class PartPlanner:
 
         sites = [self.plan_site(call, call_scope, column) for call, _, call_scope in calls]
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
-        split = split_probe(lines, list(columns), sites, self.kind)
+        split = split_probe(lines, list(columns), sites, self.kind, frozenset(scope))
         lines.append(f"RETURN DISTINCT {projection}")
         self.steps.append(ProbeStep("\n".join(lines), sites, split))
 
@@ -420,9 +424,10 @@ class PartPlanner:
                 plan.key_col = column(expr)
                 key_cols.append(plan.key_col)
         index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
-        self.add_edit((*call.span, bind.lookup(self.kind, param, index, keys)))
-        self.placeholders.update(bind.placeholder(self.kind, param, index is not None, len(keys)))
-        return Site(ext, param, args, index_arg, key_cols)
+        lookup = bind.Lookup(self.kind, param, index, tuple(keys))
+        self.add_edit((*call.span, lookup.text))
+        self.placeholders.update(lookup.placeholders())
+        return Site(ext, lookup, args, index_arg, key_cols)
 
     # -- algorithms
 
@@ -447,12 +452,12 @@ class PartPlanner:
         outputs = [node if f == procedure.yields[0]
                    else f"{_algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
-        lookup = bind.lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
-        text = (f"MATCH ({node}) WITH {keep}, {lookup} AS {row} "
+        lookup = bind.Lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
+        text = (f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} "
                 f"WHERE {row} IS NOT NULL WITH {', '.join(carried + outputs)}")
         self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
-        self.placeholders.update(bind.placeholder(self.kind, param, True, 0))
-        self.steps.append(AlgorithmStep(procedure, param, args[0] if args else None))
+        self.placeholders.update(lookup.placeholders())
+        self.steps.append(AlgorithmStep(procedure, lookup, args[0] if args else None))
 
     def plan_virtual(self, clause_index: int, clause: A.CallProcedure) -> None:
         """The CALL becomes an UNWIND of the rows the procedure will answer (`$__vN`)."""

@@ -109,3 +109,23 @@ def _cell_bytes(cell: Any) -> int:
     if isinstance(cell, (list, tuple)):
         return sys.getsizeof(cell) + sum(sys.getsizeof(item) for item in cell)
     return sys.getsizeof(cell)
+
+
+def estimate_value_bytes(value: Any, sample: int = 16) -> int:
+    """A nested value's memory (computed parameters: lists and maps of lists ...), estimated
+    from up to `sample` items of each list or map."""
+    if isinstance(value, dict):
+        items = list(value.items())
+        size = sys.getsizeof(value)
+        if items:
+            picked = items[::max(1, len(items) // sample)][:sample]
+            size += int(sum(sys.getsizeof(k) + estimate_value_bytes(v, sample) for k, v in picked)
+                        * len(items) / len(picked))
+        return size
+    if isinstance(value, (list, tuple)):
+        size = sys.getsizeof(value)
+        if value:
+            picked = value[::max(1, len(value) // sample)][:sample]
+            size += int(sum(estimate_value_bytes(v, sample) for v in picked) * len(value) / len(picked))
+        return size
+    return sys.getsizeof(value)

@@ -13,15 +13,22 @@ falls back to the combined probe when the product is much larger than its sides 
 are correlated, like a node and its neighbour's date) or when an evaluator refuses a
 combination (the query may never make it).
 
-The node side is grouped: `RETURN labels(n), collect(DISTINCT id(n))`, one row per label set
-(returning `labels(n)` for every node costs FalkorDB four times the rest), and it depends on
-the query prefix only, so the probe cache keeps it (with the nodes' `NodeRef`s) across queries
-that differ in a constant.
+Both probes deduplicate before they compute: the node probe keeps each distinct node once
+(`WITH DISTINCT n`) and returns one row per label set, `labels(n), collect([<node columns>,
+id(n)])`; the value probe keeps the distinct values of the variables its arguments read
+(`WITH DISTINCT year`) before it writes their keys. Over 10k nodes x 10 years (FalkorDB) the
+node probe takes 15 ms this way, 55-70 ms grouped by `labels(n), n.id` with
+`collect(DISTINCT id(n))` (and `labels(n)` for every row costs four times the rest), the value
+probe 6 ms instead of 15. (A node that is not a variable, or an argument reading a variable
+local to it, keeps the plain forms.) The node side depends on the query prefix only, so the
+probe cache keeps it (with the nodes' `NodeRef`s) across queries that differ in a constant.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from .cypher.render import name as quote_name
 
 
 @dataclass(frozen=True)
@@ -36,26 +43,30 @@ class SiteSplit:
 
 @dataclass(frozen=True)
 class SplitProbe:
-    """The two probes: node rows are `[*node columns, ids]` groups; value rows are plain."""
+    """The two probes: node rows are `[labels, [[*other node columns, id], ...]]` groups
+    (Neo4j: `..., id, element id]`); value rows are plain."""
 
     node_text: str
     value_text: str | None         # None: no argument varies apart from the node
-    node_width: int                # columns before the id list in a node row
+    node_width: int                # node columns per node, the labels first
     sites: tuple[SiteSplit, ...]
 
 
-def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str) -> SplitProbe | None:
+def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str,
+                scope: frozenset = frozenset()) -> SplitProbe | None:
     """The separated form of the probe `lines` + RETURN DISTINCT `exprs`, or None when its
-    calls are not all indexed by one node whose columns no other varying argument shares."""
+    calls are not all indexed by one node whose columns no other varying argument shares.
+    `scope`: the variables known after `lines`."""
     if not sites or any(site.index_arg is None for site in sites):
         return None
     indexes = [site.args[site.index_arg] for site in sites]
     if len({arg.text for arg in indexes}) != 1:
         return None
-    node_vars = indexes[0].uses
-    id_cols = {indexes[0].id_col, indexes[0].eid_col} - {-1}
+    node = indexes[0]
+    id_cols = {node.id_col, node.eid_col} - {-1}
     node_cols: set[int] = set()
     value_cols: set[int] = set()
+    value_vars: set[str] = set()
     sides = []
     for site in sites:
         on_node = _sides(site)
@@ -63,13 +74,16 @@ def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str) -> S
             return None
         for arg, node_side in zip(site.args, on_node):
             (node_cols if node_side else value_cols).update(_columns(arg))
+            if not node_side:
+                value_vars |= arg.uses
         sides.append(on_node)
     node_cols -= id_cols
     if node_cols & value_cols or id_cols & value_cols:
         return None
-    node_order, value_order = sorted(node_cols), sorted(value_cols)
+    node_order = [node.labels_col, *sorted(node_cols - {node.labels_col})]
+    value_order = sorted(value_cols)
     node_pos = {col: i for i, col in enumerate(node_order)}
-    node_pos.update({indexes[0].id_col: len(node_order), indexes[0].eid_col: len(node_order) + 1})
+    node_pos.update({node.id_col: len(node_order), node.eid_col: len(node_order) + 1})
     value_pos = {col: i for i, col in enumerate(value_order)}
     plans = []
     for site, on_node in zip(sites, sides):
@@ -77,21 +91,36 @@ def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str) -> S
         value_args = tuple(_renumber(arg, value_pos) for arg in site.args[count:])
         plans.append(SiteSplit(tuple(_renumber(arg, node_pos) for arg in site.args[:count]), value_args,
                                site.index_arg, tuple(arg.key_col for arg in value_args if arg.key_col >= 0)))
-    ids = exprs[indexes[0].id_col] if kind == "falkordb" else \
-        f"[{exprs[indexes[0].id_col]}, {exprs[indexes[0].eid_col]}]"
-    grouped = [f"{exprs[col]} AS __c{col}" for col in node_order] + [f"collect(DISTINCT {ids}) AS __ids"]
-    node_text = "\n".join([*lines, "RETURN " + ", ".join(grouped)])
-    value_text = None
-    if value_order:
-        value_text = "\n".join([*lines, "RETURN DISTINCT " + ", ".join(f"{exprs[c]} AS __c{c}" for c in value_order)])
-    return SplitProbe(node_text, value_text, len(node_order), tuple(plans))
+    return SplitProbe(_node_text(lines, exprs, node, node_order, kind, scope),
+                      _value_text(lines, exprs, value_order, value_vars, scope),
+                      len(node_order), tuple(plans))
 
 
-def node_rows(groups: list[list], width: int, kind: str) -> list[list]:
-    """Grouped node rows -> one row per node: `[*node columns, id]` (Neo4j: `..., id, element id]`)."""
-    if kind == "falkordb":
-        return [[*group[:width], node_id] for group in groups for node_id in group[width]]
-    return [[*group[:width], *pair] for group in groups for pair in group[width]]
+def _node_text(lines: list[str], exprs: list[str], node, order: list[int], kind: str, scope) -> str:
+    per_node = [exprs[col] for col in order[1:]] + [exprs[node.id_col]]
+    if kind != "falkordb":
+        per_node.append(exprs[node.eid_col])
+    distinct = "DISTINCT "
+    if node.text in scope:
+        lines = [*lines, f"WITH DISTINCT {node.text} WHERE {node.text} IS NOT NULL"]
+        distinct = ""
+    return "\n".join([*lines, f"RETURN {exprs[order[0]]} AS __c{order[0]}, "
+                                f"collect({distinct}[{', '.join(per_node)}]) AS __ids"])
+
+
+def _value_text(lines: list[str], exprs: list[str], order: list[int], variables: set[str], scope) -> str | None:
+    if not order:
+        return None
+    if variables <= scope:
+        kept = ", ".join(quote_name(v) for v in sorted(variables)) or "true AS __any"
+        lines = [*lines, f"WITH DISTINCT {kept}"]
+    return "\n".join([*lines, "RETURN DISTINCT " + ", ".join(f"{exprs[c]} AS __c{c}" for c in order)])
+
+
+def node_rows(groups: list[list]) -> list[list]:
+    """Grouped node rows -> one row per node: `[labels, *other node columns, id]` (Neo4j: `..., id,
+    element id]`); a null node (OPTIONAL MATCH) is left out."""
+    return [[labels, *item] for labels, items in groups for item in items if item[-1] is not None]
 
 
 def _sides(site) -> list[bool] | None:

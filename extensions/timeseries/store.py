@@ -68,6 +68,8 @@ class SeriesMeta:
 
 def canonical_key(value) -> str | None:
     """The string that links a node property value to a series key: 42, 42.0 and '42' agree."""
+    if type(value) is str:
+        return value.strip()
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -296,6 +298,11 @@ class TimeseriesStore:
                 self._cache[label] = _Entry(token, loaded)
                 return loaded
             raise KeyError(f"Timeseries store for label {label!r} kept changing while loading")
+
+    def version(self) -> tuple:
+        """Changes whenever a label's series are written, replaced or removed (for caches of
+        values computed from them)."""
+        return tuple((label, self._token(label)) for label in self.labels())
 
     def memory_bytes(self) -> int:
         """Bytes held by the loaded arrays (all labels)."""

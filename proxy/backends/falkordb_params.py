@@ -28,7 +28,7 @@ from typing import Any
 
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.falkordb_values import param_error, quote_name, to_literal
+from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, to_literal
 from proxy.values import Point
 
 _TOKEN = re.compile(r"\$\s*(?:`([^`]*)`|(\w+))")
@@ -101,7 +101,7 @@ def needs_expression(value: Any) -> bool:
     if isinstance(value, (*_TEMPORALS, Point)):
         return True
     if isinstance(value, (list, tuple)):
-        return any(map(needs_expression, value))
+        return not finite_numbers(value) and any(map(needs_expression, value))
     if isinstance(value, dict):
         return any(map(needs_expression, value.values()))
     return False

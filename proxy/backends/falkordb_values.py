@@ -18,7 +18,10 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+from itertools import chain
 from typing import Any
+
+import orjson
 
 from neo4j.time import Date, DateTime, Duration, Time
 
@@ -64,14 +67,31 @@ def _string_literal(value: str, name: str) -> str:
 
 
 def _list_literal(value: list | tuple, name: str) -> str:
-    types = set(map(type, value))
-    if types <= _NUMBERS:                       # the common bound form: a list of numbers (and nulls)
-        text = ",".join(map(repr, value)).replace("None", "null")
-        if "inf" not in text:
-            return "[" + text + "]"
+    if finite_numbers(value):                   # the common bound forms, as JSON (the same literals)
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:          # an integer beyond 64 bits
+            pass
     literals = _LITERALS
     return "[" + ",".join([literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)
                            for v in value]) + "]"
+
+
+def finite_numbers(value: list | tuple) -> bool:
+    """Whether `value` holds only finite numbers and nulls, or lists of them (extension values
+    bound per node, a grid): tens of thousands of them are checked and written without a Python
+    call per number."""
+    types = set(map(type, value))
+    if not types <= _NUMBERS:
+        if not types <= _LISTS:
+            return False
+        value = list(chain.from_iterable(v for v in value if v is not None))
+        if not set(map(type, value)) <= _NUMBERS:
+            return False
+    try:                                        # NaN or an infinity anywhere makes the sum non-finite
+        return math.isfinite(sum(filter(None, value)))
+    except OverflowError:
+        return False
 
 
 def _map_literal(value: dict, name: str) -> str:
@@ -99,6 +119,7 @@ def _subclass_literal(value: Any, name: str) -> str:
 
 _INFINITIES = (math.inf, -math.inf)
 _NUMBERS = frozenset({int, float, type(None)})
+_LISTS = frozenset({list, tuple, type(None)})
 _LITERALS = {
     type(None): lambda value, name: "null",
     bool: lambda value, name: "true" if value else "false",

@@ -69,7 +69,9 @@ async def test_seed_query_matches_python(planner, runner):
     assert record[2] == expected["n_years"]
     assert record == pytest.approx(list(expected.values()), rel=1e-12)
     # One probe for both calls of the clause, separated (the profiles, the years), then the query.
-    assert len(runner.queries) == 3 and "collect(DISTINCT id(p))" in runner.queries[0][0]
+    assert len(runner.queries) == 3
+    assert "WITH DISTINCT p WHERE p IS NOT NULL\nRETURN labels(p) AS __c1, collect([p.id, id(p)])" in runner.queries[0][0]
+    assert "WITH DISTINCT y\nRETURN DISTINCT y AS __c3, toString(y) AS __c4" in runner.queries[1][0]
     assert len(CALLS) == 2                   # each extension evaluated once, with all its tuples
 
 

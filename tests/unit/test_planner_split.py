@@ -14,10 +14,12 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
+from extensions.bind import Lookup
 from extensions.planner import ExtensionPlanner
 from extensions.probe_cache import ProbeCache, estimate_bytes
 from extensions.registry import ArgKind, Extension, Registry
 from proxy.backends.base import ListResult, Summary
+from tests.unit.test_planner_bind import read
 
 QUERY = ("MATCH (p:P) UNWIND $years AS y UNWIND $months AS m "
          "RETURN f(p.x, y) AS a, g(p.x, y, m) AS b, h(p, 'k') AS c")
@@ -45,10 +47,10 @@ REGISTRY = Registry([
 
 def _column(expr: str, env: dict):
     """The value of one probe column for one row of the prefix (the expressions the planner writes)."""
-    key = re.fullmatch(r"coalesce\('s' \+ toString\((\w+)\), 'n'\)", expr)
+    key = re.fullmatch(r"toString\((\w+)\)", expr)
     if key:
         value = env[key.group(1)]
-        return "n" if value is None else f"s{value}"
+        return None if value is None else str(value)
     if expr == "id(p)":
         return env["p"][0]
     if expr == "labels(p)":
@@ -83,13 +85,14 @@ class _Database:
         distinct = tail.startswith("DISTINCT ")
         items = _ITEM.findall(tail.removeprefix("DISTINCT "))
         if items[-1][1] == "__ids":                          # the grouped node probe
+            per_node = re.fullmatch(r"collect\((?:DISTINCT )?\[(.*)\]\)", items[-1][0]).group(1).split(", ")
             groups: dict[tuple, list] = {}
             for env in self.rows:
                 key = tuple(_freeze(_column(expr, env)) for expr, _ in items[:-1])
-                ids = groups.setdefault(key, [])
-                if env["p"][0] not in ids:
-                    ids.append(env["p"][0])
-            rows = [[*(_thaw(v) for v in key), ids] for key, ids in groups.items()]
+                item = [_column(expr, env) for expr in per_node]
+                if item not in groups.setdefault(key, []):
+                    groups[key].append(item)
+            rows = [[*(_thaw(v) for v in key), items] for key, items in groups.items()]
         else:
             rows = [[_column(expr, env) for expr, _ in items] for env in self.rows]
             if distinct:
@@ -109,13 +112,9 @@ def _thaw_row(row):
     return [_thaw(v) for v in row]
 
 
-def _lookup(params: dict, name: str, node_id: int, keys: list[str]):
-    """`$name[id - base][key]...` as the rewritten query reads it (null outside the list)."""
-    values, base = params[name], params[f"{name}_base"]
-    value = values[node_id - base] if 0 <= node_id - base < len(values) else None
-    for key in keys:
-        value = None if value is None else value.get(key)
-    return value
+def _lookup(params: dict, name: str, node_id: int, keys: list):
+    """`$name[id - base]...` as the rewritten query reads it (null outside the list)."""
+    return read(Lookup("falkordb", name, "id(p)", tuple(keys)), params, node_id, keys)
 
 
 async def _bound(rows: list[dict], split: bool) -> tuple[dict, int]:
@@ -146,7 +145,7 @@ async def test_separated_probe_binds_what_the_combined_probe_binds(nodes, years,
     assert (probes, split_probes) == (1, 2)
     for env in rows:
         node_id, y, m = env["p"][0], env["y"], env["m"]
-        ky, km = "n" if y is None else f"s{y}", f"s{m}"
+        ky, km = None if y is None else str(y), str(m)
         for name, keys in (("__ext0", [ky]), ("__ext1", [ky, km]), ("__ext2", [])):
             expected = _lookup(combined, name, node_id, keys)
             assert expected is not None or name == "__ext0"
@@ -158,8 +157,9 @@ async def test_a_correlated_product_falls_back_to_the_combined_probe():
     rows = [{"p": (i, ["P"]), "y": 1000 + i, "m": 1} for i in range(300)]
     bound, probes = await _bound(rows, split=True)
     assert probes == 3                           # nodes, values, then the combined probe
-    assert _lookup(bound, "__ext0", 7, ["s1007"]) == 7 * 10_000 + 1007
-    assert _lookup(bound, "__ext0", 7, ["s1008"]) is None
+    assert bound["__ext0_cols"] is None                   # bound sparse: each node its own year
+    assert _lookup(bound, "__ext0", 7, ["1007"]) == 7 * 10_000 + 1007
+    assert _lookup(bound, "__ext0", 7, ["1008"]) is None
 
 
 # ---- the probe cache
