@@ -184,8 +184,8 @@ class ExtensionPlanner:
         probe = cache.key(step.text, params, runner) if cache is not None else None
         if probe is None:
             return None
-        versions = tuple(site.ext.data_version() for site in step.sites if site.ext.data_version is not None)
-        return "values", step.token, probe, versions
+        versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
+        return "values", step.token, probe, tuple(version() for version in versions)
 
     async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
         """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""

@@ -301,8 +301,14 @@ class TimeseriesStore:
 
     def version(self) -> tuple:
         """Changes whenever a label's series are written, replaced or removed (for caches of
-        values computed from them)."""
-        return tuple((label, self._token(label)) for label in self.labels())
+        values computed from them): each label's link target (`write` makes a new generation),
+        in one directory scan."""
+        try:
+            with os.scandir(self.root) as entries:
+                names = sorted(e.name for e in entries if not e.name.startswith("."))
+        except OSError:
+            return ()
+        return tuple((name, self._token(name)) for name in names)
 
     def memory_bytes(self) -> int:
         """Bytes held by the loaded arrays (all labels)."""

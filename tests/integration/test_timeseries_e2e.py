@@ -170,3 +170,26 @@ def test_a_write_between_two_identical_queries_changes_the_answer(ts_driver):
     assert ts_driver.execute_query(query_s1).records[0].values() == first
     ts_driver.execute_query("MATCH (s:Sensor {id: 's2'}) SET s.was = 'cache'")
     assert ts_driver.execute_query(query_s1).records[0].values() == [2, pytest.approx(7 / 3 + 15.0)]
+
+
+def test_a_reimport_while_serving_changes_the_answer(tmp_path):
+    """Computed values are kept while the graph is unchanged, and while the series are too:
+    `ts import` into the running server's data directory is seen by the next identical query."""
+    source = tmp_path / "meter.csv"
+    source.write_text(METER_CSV)
+    flags = ["--label", "Meter", "--key-column", "meter", "--key-property", "code", "--channel", "kwh",
+             "--year-column", "year", "--month-column", "month"]
+    _import(tmp_path, source, *flags)
+    query = "MATCH (m:Meter) UNWIND [2019, 2020] AS year RETURN year, ts_sum(m.kwh, year) AS total ORDER BY year"
+    with ProxyProcess(data_dir=tmp_path) as process, \
+            neo4j.GraphDatabase.driver(process.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("CREATE (:Meter {code: 'm1'})")
+
+        def answer():
+            return [tuple(r.values()) for r in driver.execute_query(query).records]
+
+        assert answer() == answer() == [(2019, 12.0), (2020, 24.0)]
+        source.write_text(METER_CSV.replace("m1,2020,3,13", "m1,2020,3,1000"))
+        _import(tmp_path, source, *flags)
+        assert answer() == [(2019, 12.0), (2020, 1011.0)]
+

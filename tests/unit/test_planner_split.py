@@ -72,9 +72,10 @@ class _Database:
         self.rows = rows
         self.final: dict | None = None
         self.probes = 0
+        self.state = 1
 
     def graph_state(self):
-        return 1
+        return self.state
 
     async def run(self, query: str, params: dict):
         head, _, tail = query.rpartition("\nRETURN ")
@@ -230,3 +231,25 @@ async def test_cached_node_sides_are_per_property_key():
     for key in ("x", "z"):
         await planner.execute(f"MATCH (p:P) UNWIND $years AS y RETURN f(p.{key}, y) AS a", {"years": []}, database)
     assert seen == ["x", "z"]
+
+
+async def test_a_warm_repeat_computes_nothing_until_the_graph_or_the_data_changes():
+    database = _Database([{"p": (3, ["P"]), "y": 2020, "m": 1}, {"p": (4, ["P"]), "y": 2021, "m": 1}])
+    calls, version = [], [1]
+    registry = Registry([Extension("f", (ArgKind.PROPERTY, ArgKind.VALUE), 2,
+                                   lambda rows: calls.append(len(rows)) or _f(rows),
+                                   data_version=lambda: version[0])])
+    planner = ExtensionPlanner(registry, backend_kind="falkordb", probe_cache=ProbeCache())
+    query = "MATCH (p:P) UNWIND $years AS y RETURN f(p.x, y) AS a"
+
+    async def bound():
+        await planner.execute(query, {"years": []}, database)
+        return database.final
+
+    first = await bound()
+    assert (await bound()) == first and calls == [4]          # the product, computed once
+    version[0] = 2                                            # the extension's data changed
+    assert (await bound()) == first and calls == [4, 4]
+    database.state = 2                                        # a write
+    database.rows.append({"p": (5, ["P"]), "y": 2020, "m": 1})
+    assert _lookup(await bound(), "__ext0", 5, ["2020"]) == 5 * 10_000 + 2020 and calls == [4, 4, 6]
