@@ -36,6 +36,7 @@ _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _TEMPORALS = (Date, DateTime, Time, Duration, _dt.date, _dt.time, _dt.timedelta)
 _SMALLEST_NORMAL = 2.2250738585072014e-308     # FalkorDB's parser overflows on smaller literals
 _WGS84 = 4326
+_LITERAL_ONLY = frozenset({int, str, bool, type(None)})     # never written as an expression
 
 
 @dataclass
@@ -103,7 +104,8 @@ def needs_expression(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return not finite_numbers(value) and any(map(needs_expression, value))
     if isinstance(value, dict):
-        return any(map(needs_expression, value.values()))
+        values = value.values()
+        return not set(map(type, values)) <= _LITERAL_ONLY and any(map(needs_expression, values))
     return False
 
 
