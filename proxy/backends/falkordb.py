@@ -51,6 +51,8 @@ _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
+#: The bookmarks `next_bookmark` issues.
+_BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
 
 _LEXEME = re.compile(r"""'(?:[^'\\]|\\.)*'?|"(?:[^"\\]|\\.)*"?|`[^`]*`?|//[^\n]*|/\*.*?(?:\*/|$)""", re.S)
 _WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
@@ -342,6 +344,17 @@ class FalkorDBBackend(Backend):
     def next_bookmark(self) -> str:
         return f"FB:{next(self._bookmarks)}"
 
+    def check_bookmarks(self, bookmarks: tuple[str, ...]) -> None:
+        """Every write is applied before its bookmark is issued, so any bookmark of ours is
+        satisfied; anything else was not issued here (Neo4j: InvalidBookmark, no retry)."""
+        for bookmark in bookmarks:
+            if not isinstance(bookmark, str) or not _BOOKMARK.fullmatch(bookmark):
+                shown = repr(bookmark) if len(repr(bookmark)) <= 200 else repr(bookmark)[:200] + "..."
+                raise CypherError("Neo.ClientError.Transaction.InvalidBookmark",
+                                  f"Supplied bookmark {shown} was not issued by this server: its bookmarks "
+                                  "look like 'FB:<number>'. Pass on only bookmarks the server returned, "
+                                  "unchanged.")
+
     # ------------------------------------------------------------------ for transactions
 
     def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> _Statement:
@@ -431,15 +444,22 @@ class FalkorDBBackend(Backend):
 
     async def _graph(self, database: str | None) -> _Graph:
         name = database or self.default_database
-        if name.lower() == "system":
-            name = "system"
-        elif name != self.default_database and (
-                name.startswith(SNAPSHOT_PREFIX) or name.encode() not in await self._primary().call("GRAPH.LIST")):
-            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
-                              f"Database does not exist. Database name: '{name}'.")
+        if name.lower() in ("system", self.default_database):
+            name = name.lower()
+        else:
+            name = await self._graph_key(name)
         if name not in self._graphs:
             self._graphs[name] = _Graph(name)
         return self._graphs[name]
+
+    async def _graph_key(self, name: str) -> str:
+        """The graph key of database `name`, matched as Neo4j matches names: ignoring case."""
+        keys = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
+        found = [k for k in keys if k.lower() == name.lower() and not k.startswith(SNAPSHOT_PREFIX)]
+        if not found:
+            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
+                              f"Database does not exist. Database name: '{name}'.")
+        return name if name in found else found[0]
 
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []
