@@ -35,7 +35,7 @@ from proxy.backends.base import Backend, ListResult, Result, Summary, Transactio
 from proxy.backends.falkordb_pair import ServerPair, unavailable
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyStream
-from proxy.backends.falkordb_params import inline_params
+from proxy.backends.falkordb_params import inline_params, lift_long_strings
 from proxy.backends.falkordb_tx import FalkorDBTransaction
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
@@ -92,6 +92,8 @@ class _Statement:
     """
 
     def __init__(self, query: str, params: dict[str, Any] | None, mode: str):
+        lifted = lift_long_strings(query, params)
+        query, params = lifted.query, lifted.params
         code = _code_only(query)
         _check_query(query, code)
         prefix = _PREFIX.match(code)
@@ -111,7 +113,7 @@ class _Statement:
                                    "only as expressions in the query text, so they count here: send "
                                    "large ones as ISO 8601 strings and convert in the query, e.g. "
                                    "date(r.on).)") from None
-        self.column = inlined.column
+        self.column = lambda key: lifted.column(inlined.column(key))
         self.text = encode_params(inlined.params) + self.body
         try:
             self.text.encode()

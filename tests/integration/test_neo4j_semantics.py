@@ -99,3 +99,18 @@ def test_transaction_timeout_while_waiting_for_the_write_lock(clean_graph):
         holder.close()
     records, _, _ = clean_graph.execute_query("MATCH (n) RETURN labels(n) AS l")
     assert records == []
+
+
+# -- large literals --------------------------------------------------------------------------
+
+def test_megabyte_string_literal(clean_graph):
+    """A 1 MB literal (over the embedded database's 1,000,000-character query cap) travels as a
+    parameter: stored and returned intact, the column named by the literal as in Neo4j."""
+    text = "".join(chr(0x41 + i % 26) for i in range(1 << 20)) + "\\'é\\n"
+    query = "CREATE (n:Big {text: '" + text + "'}) RETURN size(n.text) AS size, '" + text + "'"
+    records, _, _ = clean_graph.execute_query(query)
+    expected = text.replace("\\'", "'").replace("\\n", "\n")
+    assert records[0]["size"] == len(expected)
+    assert records[0][1] == expected and records[0].keys()[1] == "'" + text + "'"
+    stored, _, _ = clean_graph.execute_query("MATCH (n:Big) RETURN n.text AS t")
+    assert stored[0]["t"] == expected
