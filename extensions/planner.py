@@ -25,7 +25,7 @@ from typing import Any
 from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
 
-from . import bind, dialect
+from . import bind, bridges, dialect
 from .cypher import ast as A
 from .cypher.parser import parse
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
@@ -46,6 +46,8 @@ class ExtensionPlanner:
                        VirtualStep: self._run_virtual}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
+        if backend_kind == "falkordb":
+            self._triggers += bridges.triggers()
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -60,8 +62,15 @@ class ExtensionPlanner:
             return await runner.run(query, params)
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
+        if plan.derived:
+            params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
         if plan.prefix == "EXPLAIN":
-            return await runner.run(plan.text, {**params, **plan.placeholders})
+            result = await runner.run(plan.text, {**params, **plan.placeholders})
+            if plan.cartesian:
+                summary = await result.consume()
+                if bridges.shows_cartesian_product(summary.plan):
+                    summary.notifications.extend(plan.cartesian)
+            return result
         values: dict[str, Any] = {}
         for step in plan.steps:
             values.update(await self._run_step(step, {**params, **values}, runner))
@@ -84,8 +93,12 @@ class ExtensionPlanner:
                 raise
             return None            # a bridge-only trigger we cannot parse: let the database answer
         edits = dialect.alias_edits(tree, self.registry.__contains__)
+        derived, cartesian = {}, []
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
+            bridged = bridges.bridge(tree, query)
+            edits += bridged.edits
+            derived, cartesian = bridged.derived, bridged.cartesian
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -95,11 +108,11 @@ class ExtensionPlanner:
             planner.plan()
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits:
+        if not edits and not cartesian:
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
-                    local=local_call(self.registry, kind, tree))
+                    local=local_call(self.registry, kind, tree), derived=derived, cartesian=cartesian)
 
     # -- execution
 

@@ -106,6 +106,10 @@ class Plan:
     steps: list
     placeholders: dict[str, Any]
     local: LocalCall | None = None
+    #: parameters computed from the client's before running (FalkorDB bridges, bridges.derive)
+    derived: dict[str, Any] = field(default_factory=dict)
+    #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
+    cartesian: list = field(default_factory=list)
 
     @property
     def text(self) -> str:
