@@ -11,6 +11,7 @@ import pytest
 from neo4j.exceptions import ClientError
 
 from tests.harness import PASSWORD, USER
+from tests.unit.test_bolt_support import RawClient
 
 
 # -- bookmarks -------------------------------------------------------------------------------
@@ -114,3 +115,118 @@ def test_megabyte_string_literal(clean_graph):
     assert records[0][1] == expected and records[0].keys()[1] == "'" + text + "'"
     stored, _, _ = clean_graph.execute_query("MATCH (n:Big) RETURN n.text AS t")
     assert stored[0]["t"] == expected
+
+
+# -- =~ ----------------------------------------------------------------------------------------
+
+def test_regex_match_as_neo4j(clean_graph):
+    """`=~` is Java's full match: literal, parameter and concatenated patterns; `\\b` and `(?i)`
+    as Java 21 reads them; null for a non-string."""
+    clean_graph.execute_query("UNWIND ['Anna', 'anneli', 'Bob', 'Ann Lee'] AS name CREATE (:Person {name: name})")
+    names = lambda query, **params: sorted(r["name"] for r in clean_graph.execute_query(query, params)[0])  # noqa: E731
+    assert names("MATCH (p:Person) WHERE p.name =~ 'Ann.*' RETURN p.name AS name") == ["Ann Lee", "Anna"]
+    assert names("MATCH (p:Person) WHERE p.name =~ $re RETURN p.name AS name", re="(?i)ann.*") == \
+        ["Ann Lee", "Anna", "anneli"]
+    assert names("MATCH (p:Person) WHERE p.name =~ '(?i).*' + $part + '\\\\b.*' RETURN p.name AS name",
+                 part="ann") == ["Ann Lee"]
+    records, _, _ = clean_graph.execute_query("RETURN 'a' =~ 'A' AS a, null =~ 'a' AS b, 12 =~ '12' AS c, "
+                                              "'é' =~ '\\\\w' AS d, 'x\\ny' =~ 'x.y' AS e")
+    assert records[0].data() == {"a": False, "b": None, "c": None, "d": False, "e": False}
+
+
+@pytest.mark.parametrize("query, params, code", [
+    ("RETURN 'a' =~ '[a-' AS m", {}, "Neo.ClientError.Statement.SemanticError"),
+    ("RETURN 'a' =~ $re AS m", {"re": "(?<x>a"}, "Neo.ClientError.Statement.SemanticError"),
+    ("MATCH (p:Person) RETURN p.name =~ p.pattern AS m", {}, "Neo.ClientError.Statement.UnsupportedOperationError"),
+    ("RETURN 'e\\u0301' =~ '\\\\X' AS m", {}, "Neo.ClientError.Statement.UnsupportedOperationError"),
+])
+def test_regex_errors_say_why(driver, query, params, code):
+    with pytest.raises(ClientError) as failure:
+        driver.execute_query(query, params)
+    assert failure.value.code == code
+    assert "Invalid Regex" in failure.value.message or "FalkorDB" in failure.value.message
+
+
+# -- paths, writes, OPTIONAL MATCH ---------------------------------------------------------------
+
+def test_named_path_in_create(clean_graph):
+    """`CREATE p = (...) RETURN p` returns the created path (testkit's test_can_return_path)."""
+    records, summary, _ = clean_graph.execute_query(
+        "CREATE p = (a:Start {n: 1})-[:LINK {w: 2}]->(:End)<-[:BACK]-(c:Other) RETURN p, a")
+    path = records[0]["p"]
+    assert isinstance(path, neo4j.graph.Path) and len(path) == 2
+    assert [set(n.labels) for n in path.nodes] == [{"Start"}, {"End"}, {"Other"}]
+    assert [r.type for r in path.relationships] == ["LINK", "BACK"]
+    assert path.start_node == records[0]["a"] and path.relationships[0]["w"] == 2
+    assert summary.counters.nodes_created == 3 and summary.counters.relationships_created == 2
+
+
+LANGCHAIN = ("MERGE (s:Session {id: $session_id}) WITH s OPTIONAL MATCH (s)-[lm:LAST_MESSAGE]->(last_message) "
+             "CREATE (s)-[:LAST_MESSAGE]->(new:Message) SET new += {type: $type, content: $content} "
+             "WITH new, lm, last_message WHERE last_message IS NOT NULL CREATE (last_message)-[:NEXT]->(new) "
+             "DELETE lm")
+
+
+def test_langchain_chat_history_statement_keeps_the_first_message(clean_graph):
+    """langchain's Neo4jChatMessageHistory.add_message, verbatim: FalkorDB alone stores the first
+    message without its type and content."""
+    for kind, content in (("human", "hi"), ("ai", "hello, how can I help?"), ("human", "thanks")):
+        clean_graph.execute_query(LANGCHAIN, {"session_id": "s-1", "type": kind, "content": content})
+    records, _, _ = clean_graph.execute_query(
+        "MATCH (s:Session {id: $id})-[:LAST_MESSAGE]->(last:Message) "
+        "MATCH p = (first:Message)-[:NEXT*0..]->(last) WHERE NOT ()-[:NEXT]->(first) "
+        "RETURN [m IN nodes(p) | [m.type, m.content]] AS history", {"id": "s-1"})
+    assert records[0]["history"] == [["human", "hi"], ["ai", "hello, how can I help?"], ["human", "thanks"]]
+
+
+def test_optional_match_filtered_by_a_later_where_returns_no_row(driver):
+    records, _, _ = driver.execute_query("OPTIONAL MATCH (q:NoSuchLabel) WITH q WHERE q IS NOT NULL RETURN q")
+    assert records == []
+
+
+# -- temporal values ----------------------------------------------------------------------------
+
+def test_zoned_datetime_is_refused_with_the_utc_instant(clean_graph):
+    with pytest.raises(ClientError) as failure:
+        clean_graph.execute_query("CREATE (:Event {at: datetime('2024-03-01T10:00:00+01:00[Europe/Oslo]')})")
+    assert failure.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
+    assert "Europe/Oslo" in failure.value.message and "datetime('2024-03-01T09:00:00Z')" in failure.value.message
+    records, _, _ = clean_graph.execute_query("MATCH (e:Event) RETURN count(e) AS n")
+    assert records[0]["n"] == 0                                     # nothing half-written
+    records, _, _ = clean_graph.execute_query("RETURN datetime('2024-03-01T09:00:00Z').hour AS h")
+    assert records[0]["h"] == 9
+
+
+def test_huge_duration_parameter_is_a_clean_error(driver):
+    with pytest.raises(ClientError) as failure:
+        driver.execute_query("RETURN $d AS d", {"d": neo4j.time.Duration(days=106751991167300, nanoseconds=999999999)})
+    assert failure.value.code.startswith("Neo.ClientError.Statement.")
+
+
+# -- notifications ------------------------------------------------------------------------------
+
+def test_explain_warns_about_a_cartesian_product(driver):
+    """Bolt 5.6+: a GQL status 03N90 (the driver rebuilds `notifications` from it)."""
+    with driver.session() as session:
+        summary = session.run("EXPLAIN MATCH (n), (m) RETURN n, m").consume()
+        assert summary.server.protocol_version >= (5, 6)
+        (note,) = summary.notifications
+        assert note["code"] == "Neo.ClientNotification.Statement.CartesianProduct"
+        assert note["position"] == {"offset": 8, "line": 1, "column": 9} and "(m)" in note["description"]
+        assert [s.gql_status for s in summary.gql_status_objects if s.gql_status == "03N90"] == ["03N90"]
+        assert session.run("EXPLAIN MATCH (n)-->(m) RETURN n, m").consume().notifications is None
+
+
+async def test_explain_notification_shape_for_bolt_5_4(proxy):
+    """Bolt <= 5.4 carries `notifications` (Neo4j's own keys only), not statuses."""
+    port = int(proxy.uri.rsplit(":", 1)[1])
+    client = await RawClient.connect(port, (5, 4))
+    client.send(0x10, "EXPLAIN MATCH (a:X), (b:Y) RETURN a, b", {}, {})
+    client.send(0x3F, {"n": -1})
+    await client.recv()
+    summary = (await client.recv_until_summary())[-1][1][0]
+    client.close()
+    assert "statuses" not in summary
+    (note,) = summary["notifications"]
+    assert set(note) == {"code", "title", "description", "severity", "category", "position"}
+    assert note["code"] == "Neo.ClientNotification.Statement.CartesianProduct" and note["severity"] == "INFORMATION"
