@@ -6,11 +6,13 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install browser demo serve test bench conformance clean
 
-$(STAMP): pyproject.toml tests/js/package.json
+$(STAMP): pyproject.toml tests/js/package.json tests/stock/requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
 	$(PY) -m pip install --quiet --target .cache/neo4j6 'neo4j[http]>=6,<7'
+	$(PYTHON) -m venv .cache/stock        # stock agent tools: their own env (they need neo4j 6.x)
+	.cache/stock/bin/python -m pip install --quiet -r tests/stock/requirements.txt
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 

@@ -21,6 +21,15 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
   not bridged (FalkorDB's own `exists(pattern)` is wrong: it is true for every row).
 - `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }`.
 - `CREATE (n:A $props)` -> `CREATE (n:A) SET n = $props` (nodes and relationships).
+- `apoc.any.property(x, k)` -> `(x)[k]` (APOC's accessor, used on the maps virtual schema
+  entities bind as; see compat/apoc_meta.py).
+- `CALL db.create.setNodeVectorProperty(n, 'key', v)` -> `SET n.key = vecf32(v)`;
+  `vector.similarity.cosine|euclidean(a, b)` -> Neo4j's similarity from `vec.*Distance`.
+- `valueType(x)` -> Neo4j's type name from `typeOf(x)` (a list by its first element).
+- `CALL { ... } IN TRANSACTIONS [OF n ROWS]` -> `CALL { ... }`: the embedded database runs the
+  whole statement as one atomic write (it has no partial commits); a query that ends in a unit
+  subquery is flattened (`CALL (row) { MERGE ... }` -> `WITH row MERGE ...`), because FalkorDB
+  merges only the first row inside CALL { }.
 """
 
 from __future__ import annotations
@@ -42,6 +51,11 @@ Edit = tuple[int, int, str]
 FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
     (("create",), r"create\b[^;]*?[(\[][^)\]]*\$"), (("elementid",), r"elementid\s*\("), (("datetime",), r"datetime\s*\("), (("exists",), r"exists\s*[{(]"),
     (("count",), r"count\s*\{"), (("call",), r"call\s*\("),
+    (("cypher",), r"^\s*cypher\b"), (("show",), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?show\s"),
+    (("index", "constraint"), r"^\s*(?:(?:cypher|explain|profile)\b[^;]*?)?(?:create|drop)\b[^;]*?\b(?:index|constraint)\b"),
+    (("$(", "$any(", "$all("), r"\$(?:any|all)?\("), (("apoc.any.property",), r"apoc\.any\.property\s*\("),
+    (("vector.similarity.",), r"vector\.similarity\.\w+\s*\("), (("valuetype",), r"valuetype\s*\("), (("setnodevectorproperty",), r"setnodevectorproperty"),
+    (("transactions",), r"\bin\s+(?:\d+\s+concurrent\s+)?transactions\b"),
     (("|", "&", "!", "%"), r":\s*[!%(]|:\s*(?:\w+|`[^`]*`)\s*[|&]")))
 ALIAS_TRIGGERS = ((("std",), re.compile(r"std\s*\(")),)
 
@@ -73,10 +87,16 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
             edits += _match_labels(node, text, fresh)
         elif isinstance(node, (A.ExistsSubquery, A.CountSubquery)):
             edits += _subquery(node, query, text, id(node) in filters)
-        elif isinstance(node, A.CallSubquery) and node.scope is not None:
-            edits += _call_scope(node, text)
+        elif isinstance(node, A.CallSubquery):
+            edits += _call_scope(node, text) if node.scope is not None else []
+            if node.in_transactions is not None:
+                edits.append((*node.in_transactions.span, ""))
         elif isinstance(node, A.Create):
             edits += _create_parameters(node, text, fresh)
+        elif isinstance(node, A.SingleQuery):
+            edits += _flatten_unit_call(node, text)
+        elif isinstance(node, A.CallProcedure) and node.name.lower() == "db.create.setnodevectorproperty":
+            edits += _set_vector(node, text)
     return edits
 
 
@@ -88,6 +108,10 @@ def label_predicate(var: str, labels: A.LabelExpr) -> str:
         return f"size(labels({var})) > 0"
     if isinstance(labels, A.LabelNot):
         return f"NOT ({label_predicate(var, labels.operand)})"
+    if isinstance(labels, A.DynamicLabel):       # MATCH (n:$(expr)): labels computed from the row
+        values = render(labels.expr)
+        listed = f"(CASE typeOf({values}) WHEN 'List' THEN {values} ELSE [{values}] END)"
+        return f"{labels.mode}(__l IN {listed} WHERE __l IN labels({var}))"
     op = "OR" if isinstance(labels, A.LabelOr) else "AND"
     return f"({label_predicate(var, labels.left)} {op} {label_predicate(var, labels.right)})"
 
@@ -105,10 +129,58 @@ def _function(call: A.FunctionCall, text: str) -> list[Edit]:
         return [(*call.span, f"toString(id({call.args[0].text_in(text)}))")]
     if name == "datetime":
         return [(*call.name_span, "localdatetime")]
+    if name == "valuetype" and len(call.args) == 1:
+        return [(*call.span, value_type(call.args[0].text_in(text)))]
+    if name in SIMILARITY and len(call.args) == 2:
+        a, b = (_vector(arg, text) for arg in call.args)
+        return [(*call.span, SIMILARITY[name].format(a=a, b=b))]
+    if name == "apoc.any.property" and len(call.args) == 2:     # on maps (what virtual entities bind as)
+        return [(*call.span, f"({call.args[0].text_in(text)})[{call.args[1].text_in(text)}]")]
     if (name == "date" and len(call.args) == 1 and isinstance(call.args[0], A.FunctionCall)
             and call.args[0].lower_name in ("datetime", "localdatetime") and not call.args[0].args):
         return [(*call.span, "date()")]
     return []
+
+
+#: FalkorDB `typeOf()` -> Neo4j `valueType()` names (without NOT NULL).
+VALUE_TYPES = {"String": "STRING", "Integer": "INTEGER", "Float": "FLOAT", "Boolean": "BOOLEAN",
+               "Date": "DATE", "Datetime": "LOCAL DATETIME", "Time": "LOCAL TIME", "Duration": "DURATION",
+               "Point": "POINT", "Map": "MAP", "Node": "NODE", "Edge": "RELATIONSHIP", "Path": "PATH",
+               "Vectorf32": "LIST<FLOAT NOT NULL>", "List": "LIST<ANY NOT NULL>"}
+
+
+def value_type(x: str) -> str:
+    """Neo4j's `valueType(x)` from FalkorDB's `typeOf`; a list is typed by its first element (FalkorDB
+    type-checks every CASE branch, so the list is reached through `CASE ... ELSE [] END`)."""
+    def names(expr: str) -> str:
+        whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in VALUE_TYPES.items())
+        return f"CASE typeOf({expr}) {whens} END"
+    items = f"(CASE typeOf({x}) WHEN 'List' THEN {x} ELSE [] END)"
+    element = f"CASE size({items}) WHEN 0 THEN 'NOTHING' ELSE {names(f'head({items})')} + ' NOT NULL' END"
+    return (f"(CASE typeOf({x}) WHEN 'Null' THEN 'NULL' WHEN 'List' THEN 'LIST<' + {element} + '> NOT NULL' "
+            f"ELSE {names(x)} + ' NOT NULL' END)")
+
+
+#: Neo4j's similarities in [0, 1] from FalkorDB's distances (see compat/vector.py).
+SIMILARITY = {"vector.similarity.cosine": "(1.0 - vec.cosineDistance({a}, {b}) / 2.0)",
+              "vector.similarity.euclidean": "(1.0 / (1.0 + vec.euclideanDistance({a}, {b})^2))"}
+
+
+def _vector(arg: A.Expr, text: str) -> str:
+    """A FalkorDB vector: a stored property is one already (vectors are stored with vecf32, see
+    `_set_vector`); lists (parameters, literals, expressions) are converted."""
+    return arg.text_in(text) if isinstance(arg, A.Property) else f"vecf32({arg.text_in(text)})"
+
+
+def _set_vector(call: A.CallProcedure, text: str) -> list[Edit]:
+    """`CALL db.create.setNodeVectorProperty(n, 'key', v)` -> `SET n.key = vecf32(v)` (FalkorDB's
+    vector index only indexes vecf32 values; the key must be a string literal)."""
+    args = call.args or ()
+    if len(args) != 3 or not isinstance(args[1], A.Literal) or not isinstance(args[1].value, str) \
+            or call.yields is not None:
+        return []
+    node, _, vector = args
+    return [(*call.span, f"SET {node.text_in(text)}.{quote_name(args[1].value)} = vecf32({vector.text_in(text)})")]
 
 
 def _element_id_seek(op: A.BinaryOp, text: str) -> list[Edit]:
@@ -193,6 +265,25 @@ def _exists(node: A.Node, path: A.PathPattern, where: A.Expr | None, query: A.Qu
     elements = tuple(replace(e, var=None) if getattr(e, "var", None) is not None and e.var.name not in outside
                      else e for e in path.elements)
     return [(*node.span, render(replace(path, elements=elements)))]
+
+
+def _flatten_unit_call(part: A.SingleQuery, text: str) -> list[Edit]:
+    """A query ending in a unit subquery, `... CALL (row) { <writes> } [IN TRANSACTIONS ...]` ->
+    `... WITH row <writes>`. FalkorDB 4.16 runs a MERGE inside CALL { } for the first row only;
+    as the last clause, with only its imports in scope, the flat form writes the same."""
+    last = part.clauses[-1]
+    if not isinstance(last, A.CallSubquery) or len(last.query.parts) != 1 or last.optional:
+        return []
+    inner = last.query.parts[0].clauses
+    if isinstance(inner[-1], A.Return):
+        return []
+    if last.scope is not None and last.scope and last.scope != ("*",):
+        head = "WITH " + ", ".join(v.text_in(text) for v in last.scope) + " "
+    elif last.scope is None and isinstance(inner[0], A.With):
+        head = ""
+    else:
+        return []
+    return [(last.span[0], last.query.span[0], head), (last.query.span[1], last.span[1], "")]
 
 
 def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:

@@ -7,7 +7,9 @@
 - otherwise the query is parsed and planned once per text (`probe.py`):
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
-  runs with the values bound as parameters (`bind.py`);
+  runs with the values bound as parameters (`bind.py`); a probe whose calls' nodes and values
+  vary independently runs as two smaller probes (`split.py`), and probe rows are reused while
+  the graph is unchanged (`probe_cache.py`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -24,26 +26,37 @@ from typing import Any
 
 from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
+from proxy.values import Node, Relationship
 
 from . import bind, bridges, dialect
+from .arguments import constant
+from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
+from .joins import JoinPlanner, JoinStep, run_join
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
-                    check_parameters, local_call, splice)
+                    check_parameters, local_call, scalar_values, splice)
+from .probe_cache import ProbeCache, estimate_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
+from .split import SplitProbe, node_rows
 
 _CACHE_SIZE = 2048
+#: A separated probe's product is evaluated when it has at most SMALL_PRODUCT tuples or at most
+#: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
+SMALL_PRODUCT = 10_000
+PRODUCT_RATIO = 100
 
 
 class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
-    def __init__(self, registry: Registry, *, backend_kind: str):
+    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None):
         self.registry = registry
         self.backend_kind = backend_kind
+        self.probe_cache = probe_cache
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
-                       VirtualStep: self._run_virtual}
+                       VirtualStep: self._run_virtual, JoinStep: self._run_join}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
         if backend_kind == "falkordb":
@@ -51,7 +64,8 @@ class ExtensionPlanner:
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
-                + [v.name for v in self.registry.virtual_procedures(self.backend_kind)])
+                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable]
+                + [r.name for r in self.registry.rewrites(self.backend_kind)])
 
     def _names(self) -> list[str]:
         return [e.name for e in self.registry] + self._procedure_names()
@@ -62,10 +76,16 @@ class ExtensionPlanner:
             return await runner.run(query, params)
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
+        if plan.command is not None:
+            return await self._run_command(plan, params, runner)
         if plan.derived:
             params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
+        text = plan.text
         if plan.prefix == "EXPLAIN":
-            result = await runner.run(plan.text, {**params, **plan.placeholders})
+            for step in plan.steps:
+                if isinstance(step, LateStep):
+                    text = text.replace(step.marker, step.render([]))
+            result = await runner.run(text, {**params, **plan.placeholders})
             if plan.cartesian:
                 summary = await result.consume()
                 if bridges.shows_cartesian_product(summary.plan):
@@ -73,8 +93,14 @@ class ExtensionPlanner:
             return result
         values: dict[str, Any] = {}
         for step in plan.steps:
-            values.update(await self._run_step(step, {**params, **values}, runner))
-        return await runner.run(plan.text, {**params, **values})
+            if isinstance(step, LateStep):
+                result = await runner.run(step.probe, {**params, **values})
+                rows = await result.fetch(-1)
+                await result.consume()
+                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+            else:
+                values.update(await self._run_step(step, {**params, **values}, runner))
+        return await runner.run(text, {**params, **values})
 
     # -- planning
 
@@ -92,6 +118,9 @@ class ExtensionPlanner:
             if any(name.lower() in query.lower() for name in self._names()):
                 raise
             return None            # a bridge-only trigger we cannot parse: let the database answer
+        command = self._command(tree)
+        if command is not None:
+            return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
         derived, cartesian = {}, []
         if kind == "falkordb":
@@ -105,49 +134,143 @@ class ExtensionPlanner:
         counter = count()
         for part in tree.parts:
             planner = PartPlanner(query, part, self.registry, kind, edits, counter)
-            planner.plan()
+            planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not cartesian:
+        if not edits and not cartesian and not (tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
-                    local=local_call(self.registry, kind, tree), derived=derived, cartesian=cartesian)
+                    local=local_call(self.registry, kind, tree),
+                    options=tree.options if kind != "falkordb" else None,
+                    derived=derived, cartesian=cartesian)
+
+    def _command(self, tree: A.Query) -> tuple | None:
+        """(handler, node) when `tree` is a schema command the proxy runs on this backend."""
+        clauses = tree.parts[0].clauses
+        if len(tree.parts) != 1 or len(clauses) != 1:
+            return None
+        handler = self.registry.command(type(clauses[0]), self.backend_kind)
+        return (handler, clauses[0]) if handler is not None else None
 
     # -- execution
+
+    async def _run_command(self, plan: Plan, params: dict[str, Any], runner) -> Result:
+        handler, node = plan.command
+        if plan.prefix == "EXPLAIN":
+            summary = Summary(database=runner.database, query_type="s")
+            summary.plan = {"operatorType": type(node).__name__, "identifiers": [], "arguments": {},
+                            "children": []}
+            return ListResult([], [], summary)
+        return await handler.run(node, params, self._call_context(runner), runner)
 
     async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
         return await self._steps[type(step)](step, params, runner)
 
     async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        result = await runner.run(step.text, params)
-        rows = await result.fetch(-1)
-        await result.consume()
+        if step.split is not None:
+            values = await self._run_split(step, params, runner)
+            if values is not None:
+                return values
+        rows = await self._probe_rows(step.text, params, runner)
         values: dict[str, Any] = {}
         for site in step.sites:
             values.update(await self._bind(site, rows, runner))
         return values
 
+    async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
+        """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
+        cache = self.probe_cache
+        key = cache.key(text, params, runner) if cache is not None else None
+        if key is not None and (rows := cache.get(key)) is not None:
+            return rows
+        result = await runner.run(text, params)
+        rows = await result.fetch(-1)
+        await result.consume()
+        if key is not None:
+            cache.put(key, rows)
+        return rows
+
     async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
-        offload = len(rows) > site.ext.offload_above
-        if offload:
+        if len(rows) > site.ext.offload_above:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
-        evaluate = site.ext.evaluate
-        if site.ext.prepare is not None and distinct:
-            prepared = await site.ext.prepare(graph_context(runner), list(distinct.values()))
-            evaluate = lambda tuples: site.ext.evaluate(tuples, prepared)      # noqa: E731
+        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
+
+    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
+        evaluate = await self._evaluator(site, lambda: list(distinct.values()), runner)
         if offload:
             return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
         return _bind_distinct(site, distinct, evaluate, self.backend_kind)
+
+    async def _evaluator(self, site: Site, arguments, runner):
+        """`site.ext.evaluate`, after its `prepare` (if any) has seen the `arguments()` tuples."""
+        if site.ext.prepare is None:
+            return site.ext.evaluate
+        tuples = arguments()
+        if not tuples:
+            return site.ext.evaluate
+        prepared = await site.ext.prepare(graph_context(runner), tuples)
+        return lambda rows: site.ext.evaluate(rows, prepared)
+
+    # -- separated probes (split.py)
+
+    async def _run_split(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
+        """The step's parameters from the node probe x the value probe; None: run the combined probe
+        (the product is too large for its sides, or an evaluator refused a combination)."""
+        split: SplitProbe = step.split
+        node_sides = await self._node_sides(split, params, runner)
+        values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+        n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
+        if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
+            return None
+        values: dict[str, Any] = {}
+        try:
+            for site, plan, node_side in zip(step.sites, split.sites, node_sides):
+                values.update(await self._compute_product(site, plan, node_side, values_rows, runner))
+        except CypherError:
+            return None
+        return values
+
+    async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
+        """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
+        cache = self.probe_cache
+        key = cache.key(split.node_text, params, runner) if cache is not None else None
+        if key is not None:
+            # Calls of other queries share the node probe's text, not the argument objects
+            # (`n.temp` vs `n.power`: PropertyRefs of another key).
+            key = (key, tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args))
+            if (sides := cache.get(key)) is not None:
+                return sides
+        result = await runner.run(split.node_text, params)
+        groups = await result.fetch(-1)
+        await result.consume()
+        nodes = node_rows(groups, split.node_width, self.backend_kind)
+        sides = [_node_side(plan, nodes, self.backend_kind) for plan in split.sites]
+        if key is not None:
+            cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
+        return sides
+
+    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
+        offload = len(node_side) * len(values_rows) > site.ext.offload_above
+        value_side = _value_side(plan, values_rows, self.backend_kind)
+        evaluate = await self._evaluator(
+            site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
+        if offload:
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, evaluate, self.backend_kind)
+        return _bind_product(site, node_side, value_side, evaluate, self.backend_kind)
+
+    async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        bound = [None if expr is None else constant(expr, params) for expr in step.bound]
+        return await run_join(step, bound, params, graph_context(runner))
 
     async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
         procedure = step.procedure
         arguments = dict(procedure.parameters)
         if step.arguments is not None:
-            given = _constant(step.arguments, params)
+            given = constant(step.arguments, params)
             if not isinstance(given, dict):
                 raise argument_error(f"{procedure.name}() takes a map of parameters, got {given!r}")
             check_parameters(procedure, given)
@@ -163,13 +286,17 @@ class ExtensionPlanner:
                 computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
             else:
                 computed = procedure.evaluate(arguments, rows)
+        if scalar_values(procedure):
+            return bind.build(self.backend_kind, step.param, True,
+                              ((key, (), value) for key, (value,) in computed.items()))
         return bind.build(self.backend_kind, step.param, True,
                           ((key, (), list(row)) for key, row in computed.items()))
 
 
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        arguments = [_constant(arg, params) for arg in step.arguments]
-        return {step.param: await step.procedure.answer(self._call_context(runner), arguments)}
+        arguments = [constant(arg, params) for arg in step.arguments]
+        rows = await step.procedure.answer(self._call_context(runner), arguments)
+        return {step.param: _bindable(rows) if self.backend_kind == "falkordb" else rows}
 
     async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
                               runner) -> Result:
@@ -181,7 +308,7 @@ class ExtensionPlanner:
         if prefix == "EXPLAIN":
             summary.plan = operator
             return ListResult([], [], summary)
-        arguments = [_constant(arg, params) for arg in call.arguments]
+        arguments = [constant(arg, params) for arg in call.arguments]
         rows = await call.procedure.answer(self._call_context(runner), arguments)
         positions = [call.procedure.yields.index(f) for f in call.fields]
         records = [[row[i] for i in positions] for row in rows]
@@ -190,8 +317,10 @@ class ExtensionPlanner:
         return ListResult(call.columns, records, summary)
 
     def _call_context(self, runner) -> CallContext:
+        backend = runner.backend
         return CallContext(graph_context(runner), self.registry, self.backend_kind,
-                           runner.user, dict(runner.metadata or {}))
+                           runner.user, dict(runner.metadata or {}),
+                           lambda: backend.databases(runner.credentials), backend.default_database)
 
 
 #: Neo4j's query type for a procedure by its mode.
@@ -212,7 +341,19 @@ def graph_context(runner) -> GraphContext:
         while rows := await result.fetch(batch):
             yield rows
         await result.consume()
-    return GraphContext(runner.database, runner.graph_state(), read, stream)
+    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
+
+
+def _bindable(value: Any) -> Any:
+    """Rows as FalkorDB can take them as a parameter: its parameters are literals, so the
+    virtual nodes and relationships of schema procedures travel as their property maps."""
+    if isinstance(value, list):
+        return [_bindable(v) for v in value]
+    if isinstance(value, (Node, Relationship)):
+        return _bindable(value.properties)
+    if isinstance(value, dict):
+        return {k: _bindable(v) for k, v in value.items()}
+    return value
 
 
 def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
@@ -236,6 +377,42 @@ def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tu
         if _MISSING not in args:
             distinct[key] = args
     return distinct
+
+
+def _node_side(plan, nodes: list[list[Any]], kind: str) -> dict[Any, tuple]:
+    """Node rows of a separated probe -> {node index: node-side arguments} (see `split.py`)."""
+    makers = [_argument_maker(arg, kind) for arg in plan.node_args]
+    index = plan.node_args[plan.index]
+    id_col = index.id_col if kind == "falkordb" else index.eid_col
+    side: dict[Any, tuple] = {}
+    for row in nodes:
+        if row[id_col] not in side:
+            side[row[id_col]] = tuple([make(row) for make in makers])
+    return side
+
+
+def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+    """Value rows of a separated probe -> {value keys: value-side arguments}; each combination
+    with a node side's entry is one distinct argument tuple."""
+    makers = [_argument_maker(arg, kind) for arg in plan.value_args]
+    side: dict[tuple, tuple] = {}
+    for row in values_rows:
+        key = tuple([row[col] for col in plan.value_keys])
+        if key not in side:
+            side[key] = tuple([make(row) for make in makers])
+    return side
+
+
+def _bind_product(site: Site, node_side: dict, value_side: dict, evaluate, kind: str) -> dict[str, Any]:
+    """`evaluate` once over node side x value side (node-major) -> the parameter value."""
+    tuples = [a + b for a in node_side.values() for b in value_side.values()]
+    values = evaluate(tuples) if tuples else []
+    if len(values) != len(tuples):
+        raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(tuples)} inputs")
+    keys = list(value_side)
+    width = len(keys)
+    entries = ((node, key, values[i * width + j]) for i, node in enumerate(node_side) for j, key in enumerate(keys))
+    return bind.build(kind, site.param, True, entries)
 
 
 def _bind_distinct(site: Site, distinct: dict[tuple, tuple], evaluate, kind: str) -> dict[str, Any]:
@@ -280,22 +457,3 @@ def _argument_maker(arg, kind: str):
             refs[node_id] = ref = PropertyRef(ref, arg.key) if arg.kind == "property" else ref
         return ref
     return make
-
-
-def _constant(expr: A.Expr, params: dict[str, Any]) -> Any:
-    """The value of a constant procedure argument (literals, parameters, lists and maps of them)."""
-    if isinstance(expr, A.Literal):
-        return expr.value
-    if isinstance(expr, A.Parameter):
-        if expr.name not in params:
-            raise CypherError("Neo.ClientError.Statement.ParameterMissing", f"Expected parameter(s): {expr.name}")
-        return params[expr.name]
-    if isinstance(expr, A.ListLiteral):
-        return [_constant(item, params) for item in expr.items]
-    if isinstance(expr, A.MapLiteral):
-        return {key: _constant(value, params) for key, value in expr.items}
-    if isinstance(expr, A.UnaryOp) and expr.op == "-":
-        return -_constant(expr.operand, params)
-    raise CypherError("Neo.ClientError.Statement.ArgumentError",
-                      "The arguments of this procedure must be literals or query parameters "
-                      "(lists and maps of them), not values computed per row")

@@ -18,12 +18,13 @@ from typing import Any
 
 from proxy.errors import argument_error, syntax_error
 
-from . import bind
+from . import bind, late
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
 from .registry import ArgKind, Extension, Procedure, Registry, VirtualProcedure
+from .split import split_probe
 
 Edit = tuple[int, int, str]
 
@@ -53,6 +54,8 @@ class ArgPlan:
     labels_col: int = -1
     prop_cols: tuple = ()          # (property name, column) pairs
     value_col: int = -1            # kind "value"
+    key_col: int = -1              # the column keying the bound value by this argument, if it varies
+    uses: frozenset = frozenset()  # the variables the argument reads
 
 
 @dataclass
@@ -70,6 +73,7 @@ class Site:
 class ProbeStep:
     text: str
     sites: list[Site]
+    split: Any = None              # a `split.SplitProbe` when the calls' nodes and values vary independently
 
 
 @dataclass
@@ -106,6 +110,11 @@ class Plan:
     steps: list
     placeholders: dict[str, Any]
     local: LocalCall | None = None
+    #: `CYPHER ...` options kept for the backend (Neo4j; FalkorDB has none and reads them as
+    #: its parameter header).
+    options: str | None = None
+    #: A schema command the proxy runs itself: (CommandHandler, typed command node).
+    command: tuple | None = None
     #: parameters computed from the client's before running (FalkorDB bridges, bridges.derive)
     derived: dict[str, Any] = field(default_factory=dict)
     #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
@@ -113,7 +122,7 @@ class Plan:
 
     @property
     def text(self) -> str:
-        return f"{self.prefix} {self.body}" if self.prefix else self.body
+        return " ".join(part for part in (self.options, self.prefix, self.body) if part)
 
 
 # ------------------------------------------------------------------ scopes
@@ -153,6 +162,8 @@ def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Re
         names = {y.field: y.name for y in clause.yields or ()}
         return {**scope, **{names.get(f, f): ("node" if procedure and f == procedure.yields[0] else "value")
                             for f in fields}}
+    if isinstance(clause, A.Show):
+        return {**scope, **{y.name: "value" for y in clause.yields or ()}}
     if isinstance(clause, A.CallSubquery):
         last = clause.query.parts[0].clauses[-1] if clause.query.parts else None
         names = {i.name(text): "value" for i in last.items} if isinstance(last, A.Return) else {}
@@ -199,7 +210,9 @@ class PartPlanner:
 
     # -- entry point
 
-    def plan(self) -> None:
+    def plan(self, joins=None) -> None:
+        """Plan every extension call of the part. `joins` (extensions/joins.py) claims the calls
+        it answers from an index and plans its steps, in dependency order with the probes."""
         calls = self.extension_calls()
         for call, clause_index, ancestors in calls:
             self.check_call(call, clause_index, ancestors)
@@ -208,8 +221,18 @@ class PartPlanner:
                 self.plan_algorithm(index, clause)
             elif isinstance(clause, A.CallProcedure) and self.registry.virtual(clause.name, self.kind):
                 self.plan_virtual(index, clause)
+            elif isinstance(clause, A.CallProcedure) and self.registry.rewrite(clause.name, self.kind):
+                self.registry.rewrite(clause.name, self.kind).plan(self, index, clause)
+            elif isinstance(clause, A.Show) and show_procedure(self.registry, self.kind, clause):
+                self.plan_show(index, clause)
+            elif self.kind == "falkordb" and late.has_dynamic_labels(clause):
+                late.plan_dynamic_labels(self, index, clause)
+            elif self.kind == "falkordb" and late.is_vector_property_call(clause):
+                late.plan_vector_property(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
+            if joins is not None and joins.claims(call):
+                continue
             stage, scope = self.stage(call, clause_index, ancestors)
             _, scope = self.context(call, ancestors, scope)
             self.check_scope(call, scope, clause_index)
@@ -219,7 +242,11 @@ class PartPlanner:
         # Dependency order: clause by clause; within a clause, the rows entering it before its
         # WHERE / ORDER BY; inner calls before the calls they feed; comprehension sources first.
         for key in sorted(groups, key=lambda k: k[:4]):
+            if joins is not None:
+                joins.plan_until(key[:2])
             self.plan_probe(key[0], key[4], groups[key])
+        if joins is not None:
+            joins.plan_until(None)
         self.alias_return_items()
 
     def extension_calls(self) -> list[tuple[A.FunctionCall, int, tuple]]:
@@ -359,8 +386,9 @@ class PartPlanner:
 
         sites = [self.plan_site(call, call_scope, column) for call, _, call_scope in calls]
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
+        split = split_probe(lines, list(columns), sites, self.kind)
         lines.append(f"RETURN DISTINCT {projection}")
-        self.steps.append(ProbeStep("\n".join(lines), sites))
+        self.steps.append(ProbeStep("\n".join(lines), sites, split))
 
     def plan_site(self, call: A.FunctionCall, scope: dict, column) -> Site:
         ext = self.registry.get(call.name)
@@ -369,10 +397,10 @@ class PartPlanner:
         index_arg, keys, key_cols = None, [], []
         for i, arg in enumerate(call.args):
             kind = ext.arg_kinds[i]
-            if kind is ArgKind.PROPERTY:
+            if kind is ArgKind.PROPERTY or (kind is ArgKind.NODE_PROPERTY_OR_VALUE and _node_property(arg, scope)):
                 plan = ArgPlan("property", self.render(arg.expr), key=arg.key)
-            elif kind is ArgKind.NODE or (kind is ArgKind.NODE_OR_VALUE and isinstance(arg, A.Variable)
-                                          and scope.get(arg.name) == "node"):
+            elif kind is ArgKind.NODE or (kind in (ArgKind.NODE_OR_VALUE, ArgKind.NODE_PROPERTY_OR_VALUE)
+                                          and isinstance(arg, A.Variable) and scope.get(arg.name) == "node"):
                 plan = ArgPlan("node", self.render(arg))
             else:
                 plan = ArgPlan("value", self.render(arg))
@@ -384,6 +412,7 @@ class PartPlanner:
                     plan.eid_col = column(f"elementId({plan.text})")
                 plan.labels_col = column(f"labels({plan.text})")
                 plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
+            plan.uses = frozenset(_variables(arg))
             args.append(plan)
             if not _varies(arg):
                 continue
@@ -392,7 +421,8 @@ class PartPlanner:
             else:
                 expr = bind.key_expr(self.kind, plan.text, plan.kind != "value")
                 keys.append(expr)
-                key_cols.append(column(expr))
+                plan.key_col = column(expr)
+                key_cols.append(plan.key_col)
         index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
         self.add_edit((*call.span, bind.lookup(self.kind, param, index, keys)))
         self.placeholders.update(bind.placeholder(self.kind, param, index is not None, len(keys)))
@@ -419,7 +449,7 @@ class PartPlanner:
         carried = [quote_name(n) for n in self.scopes[clause_index]]
         keep = ", ".join(carried + [node])
         outputs = [node if f == procedure.yields[0]
-                   else f"{row}[{procedure.yields.index(f) - 1}] AS {quote_name(names.get(f, f))}"
+                   else f"{_algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
         lookup = bind.lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
         text = (f"MATCH ({node}) WITH {keep}, {lookup} AS {row} "
@@ -441,6 +471,29 @@ class PartPlanner:
         self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
         self.placeholders[param] = []
         self.steps.append(VirtualStep(procedure, param, clause.args or ()))
+
+    def plan_show(self, clause_index: int, clause: A.Show) -> None:
+        """SHOW X [YIELD ...] [WHERE ...] [RETURN ...] becomes the UNWIND a CALL would: the
+        columns are bound, ordering, filtering and the RETURN run in the database."""
+        procedure = show_procedure(self.registry, self.kind, clause)
+        fields, names = yielded(procedure, clause)
+        param = f"__v{next(self.counter)}"
+        row = f"__r{param[3:]}"
+        outputs = [f"{row}[{procedure.yields.index(f)}] AS {quote_name(names.get(f, f))}" for f in fields]
+        text = f"UNWIND ${param} AS {row} WITH {', '.join(outputs)}"
+        if clause.order_by or clause.skip is not None or clause.limit is not None:
+            text += " WITH *" + "".join(
+                [" ORDER BY " + ", ".join(self.render(o) for o in clause.order_by) if clause.order_by else "",
+                 f" SKIP {self.render(clause.skip)}" if clause.skip is not None else "",
+                 f" LIMIT {self.render(clause.limit)}" if clause.limit is not None else ""])
+        if clause.where is not None:
+            text += f" WITH * WHERE {self.render(clause.where)}"
+        if clause is self.part.clauses[-1]:
+            shown = fields if clause.yields is not None else list(procedure.shown)
+            text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in shown)
+        self.add_edit((*clause.span, text))
+        self.placeholders[param] = []
+        self.steps.append(VirtualStep(procedure, param, show_arguments(clause)))
 
     def call_tail(self, clause: A.CallProcedure, fields: list[str], names: dict[str, str]) -> str:
         """The YIELD's WHERE, and the RETURN a query ending in the CALL implies."""
@@ -464,7 +517,17 @@ class PartPlanner:
                 self.add_edit((end, end, f" AS {quote_name(item.expr.text_in(self.text))}"))
 
 
-def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure) -> tuple[list[str], dict[str, str]]:
+def scalar_values(procedure: Procedure) -> bool:
+    """A procedure that yields one value besides the node binds it as is, not as a one-item list
+    (FalkorDB copies a list element when it reads it: a list of 50k lists costs ~0.2 s)."""
+    return len(procedure.yields) == 2
+
+
+def _algorithm_value(procedure: Procedure, row: str, field: str) -> str:
+    return row if scalar_values(procedure) else f"{row}[{procedure.yields.index(field) - 1}]"
+
+
+def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure | A.Show) -> tuple[list[str], dict[str, str]]:
     """The fields a CALL yields (all of them without YIELD or with YIELD *) and their aliases."""
     fields = [y.field for y in clause.yields] if clause.yields else list(procedure.yields)
     unknown = [f for f in fields if f not in procedure.yields]
@@ -474,11 +537,26 @@ def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure) ->
     return fields, {y.field: y.name for y in clause.yields or ()}
 
 
+def show_procedure(registry: Registry, kind: str, clause: A.Show) -> VirtualProcedure | None:
+    """The virtual procedure that answers a SHOW command on `kind`, if the proxy answers it."""
+    return registry.virtual(f"SHOW {clause.what}", kind)
+
+
+def show_arguments(clause: A.Show) -> tuple:
+    """What a SHOW procedure gets: the filter word ('VECTOR', 'UNIQUE', ...) and the name in
+    `SHOW DATABASE name` (None when absent)."""
+    argument = clause.argument if isinstance(clause.argument, A.Expr) else A.Literal(clause.argument)
+    return (A.Literal(clause.kind), argument)
+
+
 def local_call(registry: Registry, kind: str, query: A.Query) -> LocalCall | None:
-    """A query that is nothing but `CALL virtual(...) [YIELD ...]` (no WHERE, no other clause)."""
+    """A query that is nothing but `CALL virtual(...) [YIELD ...]` or `SHOW X [YIELD ...]`
+    (no WHERE, no ordering, no other clause)."""
     if len(query.parts) != 1 or len(query.parts[0].clauses) != 1:
         return None
     clause = query.parts[0].clauses[0]
+    if isinstance(clause, A.Show):
+        return _local_show(registry, kind, clause)
     if not isinstance(clause, A.CallProcedure) or clause.where is not None or clause.optional:
         return None
     procedure = registry.virtual(clause.name, kind)
@@ -486,6 +564,18 @@ def local_call(registry: Registry, kind: str, query: A.Query) -> LocalCall | Non
         return None
     fields, names = yielded(procedure, clause)
     return LocalCall(procedure, clause.args or (), fields, [names.get(f, f) for f in fields])
+
+
+def _local_show(registry: Registry, kind: str, clause: A.Show) -> LocalCall | None:
+    procedure = show_procedure(registry, kind, clause)
+    if (procedure is None or clause.where is not None or clause.order_by or clause.skip is not None
+            or clause.limit is not None):
+        return None
+    if clause.yields is None:
+        fields, names = list(procedure.shown), {}
+    else:
+        fields, names = yielded(procedure, clause)
+    return LocalCall(procedure, show_arguments(clause), fields, [names.get(f, f) for f in fields])
 
 
 def _check_not_optional(name: str, clause: A.CallProcedure) -> None:
@@ -534,6 +624,11 @@ def _arg_vars(call: A.FunctionCall) -> set[str]:
             if isinstance(node, A.Reduce):
                 names.discard(node.acc.name)
     return names
+
+
+def _node_property(arg: A.Expr, scope: dict) -> bool:
+    """`n.key` on a node variable."""
+    return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == "node"
 
 
 def _varies(arg: A.Expr) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from collections.abc import AsyncIterator, Awaitable, Hashable
+from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
 from proxy.errors import argument_error
@@ -27,6 +27,9 @@ class ArgKind(Enum):
     VALUE = "value"
     #: A node (passed as `NodeRef`) or any other value (passed as is).
     NODE_OR_VALUE = "node_or_value"
+    #: A node (`NodeRef`), a node's property `n.key` (`PropertyRef`, for evaluators that read
+    #: the property from their own store), or any other value (passed as is).
+    NODE_PROPERTY_OR_VALUE = "node_property_or_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +60,43 @@ class GraphContext:
     of its own transaction: use nothing cached and cache nothing.
     `read(query, params)` runs a read-only query where the client's query runs (in its
     transaction, if any) and returns every row; `stream(query, params)` is the same as an async
-    iterator of row batches, for results too big to hold twice.
+    iterator of row batches, for results too big to hold twice. `kind` is the backend kind
+    ("falkordb", "neo4j"), for evaluators that read in a dialect only one of them has.
     """
 
     database: str
     state: Hashable | None
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
     stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JoinSide:
+    """One side of an index join at run time (planned by extensions/joins.py).
+
+    `refs` are its candidate nodes (`NodeRef`, or `PropertyRef` when the argument is `n.key`),
+    or None when the side is every node of `label`, which the evaluator reads from its own index.
+    """
+
+    label: str | None
+    key: str | None                # the property the argument reads; None: the node itself
+    refs: list | None = None
+
+
+@dataclass(frozen=True)
+class IndexJoin:
+    """How an extension answers a join from an index instead of pair by pair.
+
+    `modes` it answers: "predicate" (`f(a, b)` is true; bound None), "within" (`f(a, b) < r`;
+    bound `(r, inclusive)`), "nearest" (`ORDER BY f(a, b) LIMIT k`; bound k: for each left node
+    its k right nodes with the smallest value, ties kept, and every right node where values are
+    missing). `pairs(graph, mode, left, right, bound)` returns the (left id, right id) pairs,
+    deciding exactly as `evaluate` would.
+    """
+
+    modes: frozenset[str]
+    pairs: Callable[[GraphContext, str, JoinSide, JoinSide, Any], Awaitable[list[tuple[int, int]]]]
 
 
 @dataclass(frozen=True)
@@ -89,6 +122,8 @@ class Extension:
     #: `prepare(graph, rows)` before `evaluate`, which then gets its result as a second
     #: argument, `evaluate(rows, prepared)`.
     prepare: Callable[[GraphContext, Sequence[tuple]], Awaitable[Any]] | None = None
+    #: Two-argument functions whose joins an index can answer (see `IndexJoin`).
+    index_join: IndexJoin | None = None
 
     @property
     def max_args(self) -> int:
@@ -114,6 +149,9 @@ class CallContext:
     user: str | None
     #: The transaction metadata the client sent with BEGIN (or with RUN, auto-commit).
     metadata: dict[str, Any]
+    #: The databases the user may select, and the default one (SHOW DATABASES, dbms.*).
+    databases: Callable[[], Awaitable[list[str]]] | None = None
+    home_database: str = "neo4j"
 
 
 @dataclass(frozen=True)
@@ -137,6 +175,14 @@ class VirtualProcedure:
     mode: str = "READ"
     #: Backend kinds on which the proxy answers it; elsewhere the backend's own runs.
     backends: frozenset[str] = frozenset({"falkordb", "neo4j"})
+    #: For a SHOW command (named "SHOW <WHAT>", never callable by CALL): the columns it
+    #: returns without YIELD.
+    shown: tuple[str, ...] = ()
+
+    @property
+    def callable(self) -> bool:
+        """Whether CALL reaches it (SHOW commands are virtual procedures too, but not CALLable)."""
+        return not self.name.startswith("SHOW ")
 
 
 @dataclass(frozen=True)
@@ -163,23 +209,92 @@ class Procedure:
     run: Callable[[GraphContext, dict[str, Any], str], Awaitable[dict[Any, tuple]]] | None = None
 
 
-class Registry:
-    """Extensions, algorithm procedures and virtual procedures by lower-case name."""
+@dataclass(frozen=True)
+class CommandHandler:
+    """A schema command (CREATE/DROP INDEX or CONSTRAINT: the parser's typed node class `node`)
+    the proxy runs itself on backends that lack it: `run(command, params, ctx, runner)` returns
+    the `Result` the client gets."""
 
-    def __init__(self, extensions: Iterable[Extension | Procedure | VirtualProcedure] = ()):
+    node: type
+    run: Callable[[Any, dict[str, Any], CallContext, Any], Awaitable[Any]]
+    backends: frozenset[str] = frozenset({"falkordb"})
+
+
+@dataclass(frozen=True)
+class ProcedureRewrite:
+    """A procedure CALL the proxy rewrites into the backend's own (Neo4j's vector and fulltext
+    procedures onto FalkorDB's): `plan(part_planner, clause_index, clause)` adds the edit and the
+    steps, like the planner's own `plan_virtual`. `yields` as the Neo4j procedure has them."""
+
+    name: str
+    yields: tuple[str, ...]
+    plan: Callable[[Any, int, Any], None]
+    signature: str = ""
+    description: str = ""
+    backends: frozenset[str] = frozenset({"falkordb"})
+
+
+@dataclass(frozen=True)
+class Describer:
+    """An extension family's part in describe() (`extensions/describe/`), so a new family shows
+    up there without describe() being edited: the heading its extensions are listed under, notes
+    under them, flags on the node types it serves, and lines in such a type's detail.
+    """
+
+    family: str
+    #: Names of the family's extensions and procedures, listed under `family`.
+    extensions: tuple[str, ...]
+    #: Lines under the signatures (e.g. the accepted date formats).
+    notes: tuple[str, ...] = ()
+    #: What each flag means, stated once (e.g. {"ts": "timeseries"}).
+    legend: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: `flags(label, sampled property maps)` -> the flags of that node type (e.g. ["ts"]).
+    flags: Callable[[str, Sequence[dict[str, Any]]], Iterable[str]] = lambda label, sample: ()
+    #: Awaited as `detail(graph, label, sampled property maps)` -> lines of that type's detail
+    #: (channels, units ...).
+    detail: Callable[[GraphContext, str, Sequence[dict[str, Any]]], Awaitable[list[str]]] | None = None
+
+
+Entry = Extension | Procedure | VirtualProcedure | ProcedureRewrite | CommandHandler | Describer
+
+
+class Registry:
+    """Everything the planner and describe() can look up: extension functions, algorithm
+    procedures, virtual procedures and procedure rewrites by lower-case name, schema command
+    handlers by the parser's node class, and the families' describers."""
+
+    def __init__(self, extensions: Iterable[Entry] = ()):
         self._by_name: dict[str, Extension] = {}
         self._procedures: dict[str, Procedure] = {}
         self._virtual: dict[str, VirtualProcedure] = {}
+        self._rewrites: dict[str, ProcedureRewrite] = {}
+        self._commands: dict[type, CommandHandler] = {}
+        self._describers: list[Describer] = []
         for ext in extensions:
             self.add(ext)
 
-    def add(self, ext: Extension | Procedure | VirtualProcedure) -> None:
-        if isinstance(ext, Procedure):
-            self._procedures[ext.name.lower()] = ext
-        elif isinstance(ext, VirtualProcedure):
-            self._virtual[ext.name.lower()] = ext
+    def add(self, ext: Entry) -> None:
+        if isinstance(ext, Describer):
+            self._describers.append(ext)
+        elif isinstance(ext, CommandHandler):
+            self._commands[ext.node] = ext
         else:
-            self._by_name[ext.name.lower()] = ext
+            index = {Procedure: self._procedures, VirtualProcedure: self._virtual,
+                     ProcedureRewrite: self._rewrites, Extension: self._by_name}[type(ext)]
+            index[ext.name.lower()] = ext
+
+    def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
+        """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
+        found = self._rewrites.get(name.lower())
+        return found if found is not None and backend_kind in found.backends else None
+
+    def rewrites(self, backend_kind: str) -> list[ProcedureRewrite]:
+        return [r for r in self._rewrites.values() if backend_kind in r.backends]
+
+    def command(self, node: type, backend_kind: str) -> CommandHandler | None:
+        """The handler of schema command nodes of class `node` on `backend_kind`, if any."""
+        found = self._commands.get(node)
+        return found if found is not None and backend_kind in found.backends else None
 
     def procedure(self, name: str) -> Procedure | None:
         return self._procedures.get(name.lower())
@@ -195,6 +310,9 @@ class Registry:
     def virtual_procedures(self, backend_kind: str | None = None) -> list[VirtualProcedure]:
         """Virtual procedures (those answered on `backend_kind`, if given)."""
         return [v for v in self._virtual.values() if backend_kind is None or backend_kind in v.backends]
+
+    def describers(self) -> list[Describer]:
+        return list(self._describers)
 
     def get(self, name: str) -> Extension | None:
         return self._by_name.get(name.lower())

@@ -83,5 +83,10 @@ def protocol_error(message: str) -> CypherError:
     return CypherError("Neo.ClientError.Request.Invalid", message)
 
 
+def unavailable(message: str) -> CypherError:
+    """The database cannot serve right now (restarting, lost): a TransientError, so drivers retry."""
+    return CypherError("Neo.TransientError.General.DatabaseUnavailable", message)
+
+
 def database_error(message: str) -> CypherError:
     return CypherError("Neo.DatabaseError.General.UnknownError", message)

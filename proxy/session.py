@@ -19,8 +19,10 @@ class Runner(Protocol):
     backend: Backend
     #: The database the queries go to.
     database: str
-    #: Who runs them, and the transaction metadata sent with BEGIN (or RUN, auto-commit).
+    #: Who runs them (and their backend credential handle), and the transaction metadata
+    #: sent with BEGIN (or RUN, auto-commit).
     user: str | None
+    credentials: Any
     metadata: dict[str, Any] | None
 
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
@@ -48,22 +50,24 @@ class AutoCommitRunner:
         self.database = config.database or backend.default_database
         self.user = user
         self.metadata = config.metadata
+        self.credentials = credentials
         self._config = config
-        self._credentials = credentials
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
-        return await self.backend.run(query, params, self._config, self._credentials)
+        return await self.backend.run(query, params, self._config, self.credentials)
 
     def graph_state(self) -> Hashable | None:
         return self.backend.graph_state(self.database)
 
 
 class TransactionRunner:
-    def __init__(self, backend: Backend, tx: Transaction, config: TxConfig, user: str | None = None):
+    def __init__(self, backend: Backend, tx: Transaction, config: TxConfig, user: str | None = None,
+                 credentials: Any = None):
         self.backend = backend
         self.database = config.database or backend.default_database
         self.user = user
         self.metadata = config.metadata
+        self.credentials = credentials
         self._tx = tx
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
@@ -109,7 +113,8 @@ class Session:
         if self._tx is None and config is not None:
             self.backend.check_bookmarks(config.bookmarks)
         if self._tx is not None:
-            runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user)
+            runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user,
+                                               self.credentials)
         else:
             runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials, self.user)
         return await self.planner.execute(query, params or {}, runner)

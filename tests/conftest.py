@@ -32,6 +32,14 @@ def demo():
         yield process
 
 
+@pytest.fixture(scope="module")
+def private_demo():
+    """A demo proxy of the test module's own, for tests that write to the graph (or load the
+    proxy's CPU) and so must not share the session's `demo`."""
+    with ProxyProcess(command="demo") as process:
+        yield process
+
+
 @pytest.fixture(scope="session")
 def driver(proxy):
     """A driver for `proxy`; with DRIVER_OVER_HTTP=1 the neo4j 6.x driver over the Query API

@@ -305,6 +305,15 @@ class LabelName(LabelExpr):
 
 
 @dataclass(frozen=True, slots=True)
+class DynamicLabel(LabelExpr):
+    """`$(expr)`, `$any(expr)` or `$all(expr)` (Neo4j 5.26): labels or types computed per row;
+    expr is a string or a list of strings. mode is 'all' or 'any'."""
+
+    expr: Expr
+    mode: str = "all"
+
+
+@dataclass(frozen=True, slots=True)
 class LabelWildcard(LabelExpr):
     """`%`: any label."""
 
@@ -578,6 +587,72 @@ class Command(Clause):
     text: str
 
 
+# ---------------------------------------------------------------- schema and admin commands
+
+@dataclass(frozen=True, slots=True)
+class Show(Clause):
+    """`SHOW <what> [YIELD items|* [ORDER BY ..] [SKIP n] [LIMIT n]] [WHERE expr]`, followed
+    in its SingleQuery by an optional RETURN. what is the normalised phrase ('INDEXES',
+    'DATABASES', 'CURRENT USER', ...); kind the filter word before it ('VECTOR', 'UNIQUE',
+    'BUILT IN', or None); argument the name in `SHOW DATABASE name`."""
+
+    what: str
+    kind: Optional[str] = None
+    argument: Optional[Expr] = None
+    yields: Optional[tuple] = None      # YieldItems; None: no YIELD; () with yield_star
+    yield_star: bool = False
+    order_by: tuple = ()
+    skip: Optional[Expr] = None
+    limit: Optional[Expr] = None
+    where: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaTarget(Node):
+    """`FOR (n:L)` / `FOR ()-[r:T]-()` and its properties: entity 'node' or 'relationship';
+    labels (several only for FULLTEXT `:A|B`); properties in the order given."""
+
+    entity: str
+    variable: str
+    labels: tuple
+    properties: tuple
+
+
+@dataclass(frozen=True, slots=True)
+class CreateIndex(Clause):
+    """`CREATE [kind] INDEX [name] [IF NOT EXISTS] FOR ... ON ... [OPTIONS {...}]`.
+    kind: 'RANGE' (also plain and BTREE), 'TEXT', 'POINT', 'VECTOR' or 'FULLTEXT'.
+    name: a str, a Parameter or None."""
+
+    kind: str
+    name: Optional[object]
+    if_not_exists: bool
+    target: SchemaTarget
+    options: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class CreateConstraint(Clause):
+    """`CREATE CONSTRAINT [name] [IF NOT EXISTS] FOR ... REQUIRE ... IS <kind>`.
+    kind: 'UNIQUE', 'KEY', 'NOT NULL' or 'TYPE' (type_name then holds the type)."""
+
+    name: Optional[object]
+    if_not_exists: bool
+    target: SchemaTarget
+    kind: str
+    type_name: Optional[str] = None
+    options: Optional[Expr] = None
+
+
+@dataclass(frozen=True, slots=True)
+class DropSchema(Clause):
+    """`DROP INDEX name [IF EXISTS]` (what 'INDEX') or `DROP CONSTRAINT name [IF EXISTS]`."""
+
+    what: str
+    name: object
+    if_exists: bool = False
+
+
 # ---------------------------------------------------------------- queries
 
 @dataclass(frozen=True, slots=True)
@@ -588,11 +663,14 @@ class SingleQuery(Node):
 @dataclass(frozen=True, slots=True)
 class Query(Node):
     """parts: single queries joined by UNION; union_all[i] says whether parts[i] and
-    parts[i+1] are joined by UNION ALL. prefix is None, 'EXPLAIN' or 'PROFILE'."""
+    parts[i+1] are joined by UNION ALL. prefix is None, 'EXPLAIN' or 'PROFILE'; options the
+    `CYPHER ...` text before it (None when absent)."""
 
     parts: tuple
     union_all: tuple = ()
     prefix: Optional[str] = None
+    #: The `CYPHER 5` / `CYPHER runtime=parallel ...` options before the statement, as written.
+    options: Optional[str] = None
 
     @property
     def clauses(self) -> tuple:

@@ -268,6 +268,8 @@ def _label(node: A.LabelExpr, parent_prec: int = 0) -> str:
         return name(node.name)
     if isinstance(node, A.LabelWildcard):
         return "%"
+    if isinstance(node, A.DynamicLabel):
+        return f"${'' if node.mode == 'all' else node.mode}({render(node.expr)})"
     if isinstance(node, A.LabelNot):
         return "!" + _label(node.operand, 3)
     if isinstance(node, A.LabelAnd):
@@ -506,4 +508,5 @@ def _(node: A.Query) -> str:
     text = render(node.parts[0])
     for union_all, part in zip(node.union_all, node.parts[1:]):
         text += f" UNION {'ALL ' if union_all else ''}{render(part)}"
-    return f"{node.prefix} {text}" if node.prefix else text
+    text = f"{node.prefix} {text}" if node.prefix else text
+    return f"{node.options} {text}" if node.options else text

@@ -14,6 +14,8 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from proxy.errors import CypherError
+
 STAT_KEYS = (
     "nodes-created", "nodes-deleted", "relationships-created", "relationships-deleted",
     "properties-set", "labels-added", "labels-removed", "indexes-added", "indexes-removed",
@@ -120,6 +122,13 @@ class Backend(ABC):
     @abstractmethod
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         """Open an explicit transaction."""
+
+    async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
+                         properties: tuple[str, ...]) -> None:
+        """CREATE or DROP a UNIQUE / MANDATORY constraint natively (backends whose Cypher has no
+        constraint commands, where the proxy translates Neo4j's)."""
+        raise CypherError("Neo.ClientError.Statement.UnsupportedOperation",
+                          f"The {self.kind} backend takes constraint commands in Cypher.")
 
     async def compact(self) -> None:
         """Make the database's files compact after a bulk load (a no-op where that is not ours)."""

@@ -32,16 +32,16 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
-from proxy.backends.falkordb_pair import ServerPair, unavailable
+from proxy.backends.falkordb_pair import ServerPair
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyStream
-from proxy.backends.falkordb_params import inline_params, lift_long_strings
+from proxy.backends.falkordb_params import inline_params, lift_long_strings, placeholders
 from proxy.backends.falkordb_tx import FalkorDBTransaction
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, error_from_reply, parse_plan,
     parse_stats, plan_query_type,
 )
-from proxy.errors import CypherError, syntax_error, unauthorized
+from proxy.errors import CypherError, syntax_error, unauthorized, unavailable
 
 MAX_QUERY_CHARS = 1_000_000
 #: FalkorDB's parse time doubles per nesting level and ignores timeouts (depth 15 ~ 60 ms).
@@ -51,6 +51,7 @@ _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
+SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
 
@@ -103,6 +104,8 @@ class _Statement:
             command = prefix.group(1).upper()
             self.body = query[prefix.end():]
             code = code[prefix.end():]
+        if command == "EXPLAIN":                  # Neo4j plans without values (mcp-neo4j-cypher relies on it)
+            params = {**placeholders(self.body, code), **(params or {})}
         inlined = inline_params(self.body, code, params)
         if inlined.renames:
             self.body = inlined.query
@@ -133,12 +136,16 @@ class _Statement:
 
 
 class _Graph:
-    """Per-graph state: the id -> name schema cache (`system` is the name of no graph)."""
+    """Per-graph state: the graph key and the id -> name schema cache.
+
+    Database `system` has no graph: its statements (the SHOW commands and procedures the proxy
+    answers, bound into Cypher that reads no graph) run read-only on an empty graph key."""
 
     def __init__(self, name: str):
         self.name = name
         self.schema = Schema()
         self.system = name.lower() == "system"
+        self.key = SYSTEM_KEY if self.system else name
 
 
 class _Endpoint:
@@ -255,7 +262,8 @@ class FalkorDBBackend(Backend):
                  persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0,
                  idle_timeout: float | None = 60.0):
         super().__init__()
-        self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart)
+        self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart,
+                               graph_keys=(self.default_database, SYSTEM_KEY))
         self._user, self._password = user, password
         self._max_connections = max_connections
         self.lock_timeout = lock_timeout
@@ -275,7 +283,6 @@ class FalkorDBBackend(Backend):
         self._started = True
         self._endpoints = {s.name: _Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
         await self._drop_old_snapshots()
-        await self._primary().call("GRAPH.QUERY", self.default_database, "RETURN 1")   # creates the key
 
     async def stop(self) -> None:
         if not self._started:
@@ -319,7 +326,8 @@ class FalkorDBBackend(Backend):
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
-        graphs = sorted(n for n in names if not n.startswith(SNAPSHOT_PREFIX) and n != self.default_database)
+        graphs = sorted(n for n in names if not n.startswith(SNAPSHOT_PREFIX)
+                        and n not in (self.default_database, SYSTEM_KEY))
         return [self.default_database, *graphs]
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
@@ -389,16 +397,14 @@ class FalkorDBBackend(Backend):
     async def execute(self, graph: _Graph, statement: _Statement, timeout: float | None,
                       tx: FalkorDBTransaction | None = None) -> Result:
         """Send one statement to the server it belongs on (see the module docstring)."""
-        if graph.system:
-            raise CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
-                              "Not a recognised system command or procedure. This Cypher command can only "
-                              f"be executed in a user database: {statement.body.strip()[:200]}")
+        if graph.system and statement.may_write:
+            raise _not_a_system_command(statement)
         await self._ready()
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)
         if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
-            reply = await endpoint.call(statement.command, graph.name, statement.text)
+            reply = await endpoint.call(statement.command, graph.key, statement.text)
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
             summary.query_type = plan_query_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
@@ -406,7 +412,7 @@ class FalkorDBBackend(Backend):
             else:
                 summary.profile = plan
             return ListResult([], [], summary)
-        args = [statement.command, graph.name, statement.text, "--compact"]
+        args = [statement.command, graph.key, statement.text, "--compact"]
         timeout_ms = _timeout_ms(timeout)
         if timeout_ms:
             args += ["timeout", timeout_ms]
@@ -415,6 +421,10 @@ class FalkorDBBackend(Backend):
             names = await stream.query(*args)
         except (OSError, asyncio.IncompleteReadError) as exc:
             raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
+        except CypherError as exc:
+            if graph.system and exc.code == ACCESS_MODE:
+                raise _not_a_system_command(statement) from None
+            raise
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
                 await endpoint.release(stream)
@@ -463,12 +473,29 @@ class FalkorDBBackend(Backend):
                               f"Database does not exist. Database name: '{name}'.")
         return name if name in found else found[0]
 
+    async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
+                         properties: tuple[str, ...]) -> None:
+        """`GRAPH.CONSTRAINT CREATE|DROP <graph> UNIQUE|MANDATORY NODE|RELATIONSHIP <label>
+        PROPERTIES <n> <p>...` (FalkorDB has constraints only as this command; it builds them in
+        the background, see `db.constraints()` for their status)."""
+        graph = await self._graph(database)
+        await self._ready()
+        await self._primary().call("GRAPH.CONSTRAINT", action, graph.key, kind, entity, label, "PROPERTIES",
+                                   len(properties), *properties)
+        self.note_write(graph.name)
+
     async def _refresh_schema(self, graph: _Graph) -> None:
         tables = []
         for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
-            reply = await self._primary().call("GRAPH.RO_QUERY", graph.name, f"CALL {procedure}()", "--compact")
+            reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
             tables.append([decode(row[0], graph.schema) for row in reply[1]])
         graph.schema = Schema(*tables)
+
+
+def _not_a_system_command(statement: _Statement) -> CypherError:
+    return CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+                       "Not a recognised system command or procedure. This Cypher command can only be "
+                       f"executed in a user database: {statement.body.strip()[:200]}")
 
 
 def _timeout_ms(seconds: float | None) -> int | None:

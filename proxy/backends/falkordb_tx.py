@@ -124,7 +124,7 @@ class FalkorDBTransaction(Transaction):
         """Undo the writes (promote the held replica) and release; runs to the end once started."""
         if self._state is TxState.WRITING and not self._restarted():
             try:
-                await self._backend.pair.promote()
+                await self._backend.pair.rollback()
             except Exception as exc:
                 await self._backend.pair.restart(f"a rollback could not promote the replica: {exc}")
             self._backend.forget_schemas()

@@ -42,30 +42,73 @@ def to_literal(value: Any, name: str = "p") -> str:
     """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors.
 
     Temporal, point and NaN values never get here: `falkordb_params` writes them into the query.
+    Exact types dispatch through a table (bound extension values are lists and maps of tens of
+    thousands of numbers); subclasses take the slower `isinstance` path.
     """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    encode = _LITERALS.get(type(value))
+    if encode is not None:
+        return encode(value, name)
+    return _subclass_literal(value, name)
+
+
+def _float_literal(value: float, name: str) -> str:
+    if value in _INFINITIES:
+        return "1e999" if value > 0 else "-1e999"
+    return repr(value)
+
+
+def _string_literal(value: str, name: str) -> str:
+    if "\x00" in value:
+        raise param_error(name, "a string containing the NUL character", "FalkorDB strings cannot hold U+0000")
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _list_literal(value: list | tuple, name: str) -> str:
+    types = set(map(type, value))
+    if types <= _NUMBERS:                       # the common bound form: a list of numbers (and nulls)
+        text = ",".join(map(repr, value)).replace("None", "null")
+        if "inf" not in text:
+            return "[" + text + "]"
+    literals = _LITERALS
+    return "[" + ",".join([literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)
+                           for v in value]) + "]"
+
+
+def _map_literal(value: dict, name: str) -> str:
+    literals = _LITERALS
+    return "{" + ",".join([f"{quote_name(str(k), name)}:"
+                           f"{literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)}"
+                           for k, v in value.items()]) + "}"
+
+
+def _subclass_literal(value: Any, name: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))
     if isinstance(value, float):
-        if math.isinf(value):
-            return "1e999" if value > 0 else "-1e999"
-        return repr(value)
+        return _float_literal(float(value), name)
     if isinstance(value, str):
-        if "\x00" in value:
-            raise param_error(name, "a string containing the NUL character",
-                              "FalkorDB strings cannot hold U+0000")
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return _string_literal(str(value), name)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(to_literal(v, name) for v in value) + "]"
+        return _list_literal(value, name)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{quote_name(str(k), name)}:{to_literal(v, name)}"
-                              for k, v in value.items()) + "}"
+        return _map_literal(value, name)
     raise _unsupported(value, name)
+
+
+_INFINITIES = (math.inf, -math.inf)
+_NUMBERS = frozenset({int, float, type(None)})
+_LITERALS = {
+    type(None): lambda value, name: "null",
+    bool: lambda value, name: "true" if value else "false",
+    int: lambda value, name: str(value),
+    float: _float_literal,
+    str: _string_literal,
+    list: _list_literal,
+    tuple: _list_literal,
+    dict: _map_literal,
+}
 
 
 def quote_name(key: str, param: str) -> str:
@@ -114,7 +157,7 @@ _EPOCH_ORDINAL = _EPOCH.toordinal()
 
 
 def decode_row(row: list, schema: Schema) -> list[Any]:
-    return [decode(cell, schema) for cell in row]
+    return _decode_cells(row, schema)
 
 
 def decode(cell: list, schema: Schema) -> Any:
@@ -125,6 +168,20 @@ def decode(cell: list, schema: Schema) -> Any:
     if kind in (3, 1):
         return raw
     return _DECODERS[kind](raw, schema)
+
+
+def _decode_cells(cells: list, schema: Schema) -> list[Any]:
+    """`decode` over a row or a list, with integers, strings and nulls handled inline (the hot path)."""
+    out = []
+    append = out.append
+    for kind, raw in cells:
+        if kind == 3 or kind == 1:
+            append(raw)
+        elif kind == 2:
+            append(raw.decode("utf-8", "replace"))
+        else:
+            append(_DECODERS[kind](raw, schema))
+    return out
 
 
 def _node(raw: list, schema: Schema) -> Node:
@@ -174,7 +231,7 @@ def _duration(raw: int, schema: Schema) -> Duration:
 _DECODERS = {
     4: lambda raw, schema: raw == b"true",
     5: lambda raw, schema: float(raw),
-    6: lambda raw, schema: [decode(c, schema) for c in raw],
+    6: _decode_cells,
     7: _edge,
     8: _node,
     9: lambda raw, schema: Path(decode(raw[0], schema), decode(raw[1], schema)),
@@ -278,6 +335,14 @@ def error_from_reply(message: str) -> CypherError:
         return syntax_error(_tidy_syntax(text))
     if text.endswith(" not defined"):                        # "'x' not defined"
         return syntax_error(f"Variable `{text[:-12].strip(chr(39))}` not defined")
+    if text.startswith("Procedure `") and text.endswith("` is not registered"):
+        return CypherError("Neo.ClientError.Procedure.ProcedureNotFound",
+                           f"There is no procedure with the name {text[10:-18]} registered for this "
+                           "database instance. Please ensure you've spelled the procedure name "
+                           "correctly and that the procedure is properly deployed.")
+    if "constraint violation" in text:
+        return CypherError("Neo.ClientError.Schema.ConstraintValidationFailed",
+                           f"{text[0].upper()}{text[1:]} (a constraint of this database refuses the write).")
     if text.startswith("Unknown function"):
         return syntax_error(f"{text} (this function is not available in FalkorDB)")
     if text.startswith("Missing parameters"):

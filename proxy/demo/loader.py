@@ -71,12 +71,11 @@ def _rel_name(rel: RelTable) -> str:
     return f"({rel.start_label})-[:{rel.type}]->({rel.end_label})"
 
 
-def _prepare(source_dir: Path) -> tuple[GraphTables, list, list]:
-    """Blocking part (CSV parsing, geometry, row maps): run in a worker thread."""
-    tables = build_graph(source_dir)
+def _statements(tables: GraphTables) -> tuple[list, list]:
+    """Blocking part (row maps): run in a worker thread."""
     nodes = [(label, len(frame), _node_statements(label, frame)) for label, frame in tables.nodes.items()]
     rels = [(_rel_name(rel), len(rel.frame), _rel_statements(rel)) for rel in tables.relationships]
-    return tables, nodes, rels
+    return nodes, rels
 
 
 async def _ensure_index(run: Run, label: str) -> None:
@@ -95,17 +94,13 @@ def _write_timeseries(ts_root: Path, source_dir: Path) -> int:
     return len(frame)
 
 
-async def load_demo(run: Run, ts_root: Path, *, source_dir: Path = DEFAULT_SOURCE,
-                    progress: Callable[[str], None] = print) -> dict:
-    """Load the Sodir demo graph through `run` and its monthly production into the store at `ts_root`.
+async def load_tables(run: Run, tables: GraphTables, *, progress: Callable[[str], None] = print) -> dict:
+    """MERGE `tables` through `run` (an index on `id` per label first).
 
-    Returns counts: {'nodes': {label: n}, 'relationships': {'(A)-[:T]->(B)': n},
-    'timeseries_rows': n, 'unlinked': {...}, 'seconds': s}.
+    Returns counts: {'nodes': {label: n}, 'relationships': {'(A)-[:T]->(B)': n}}.
     """
     started = time.perf_counter()
-    tables, node_statements, rel_statements = await asyncio.to_thread(_prepare, Path(source_dir))
-    progress(f"sodir: built {sum(n for _, n, _ in node_statements)} nodes, "
-             f"{sum(n for _, n, _ in rel_statements)} relationships from {source_dir}")
+    node_statements, rel_statements = await asyncio.to_thread(_statements, tables)
     for label in tables.nodes:
         await _ensure_index(run, label)
     counts: dict = {"nodes": {}, "relationships": {}}
@@ -114,7 +109,22 @@ async def load_demo(run: Run, ts_root: Path, *, source_dir: Path = DEFAULT_SOURC
             for query, rows in statements:
                 await run(query, {"rows": rows})
             counts[kind][name] = total
-            progress(f"sodir: {name}: {total} {kind} ({time.perf_counter() - started:.1f} s)")
+            progress(f"{name}: {total} {kind} ({time.perf_counter() - started:.1f} s)")
+    return counts
+
+
+async def load_demo(run: Run, ts_root: Path, *, source_dir: Path = DEFAULT_SOURCE,
+                    progress: Callable[[str], None] = print) -> dict:
+    """Load the Sodir demo graph through `run` and its monthly production into the store at `ts_root`.
+
+    Returns counts: {'nodes': {label: n}, 'relationships': {'(A)-[:T]->(B)': n},
+    'timeseries_rows': n, 'unlinked': {...}, 'seconds': s}.
+    """
+    started = time.perf_counter()
+    tables = await asyncio.to_thread(build_graph, Path(source_dir))
+    progress(f"sodir: built {sum(map(len, tables.nodes.values()))} nodes, "
+             f"{sum(len(rel.frame) for rel in tables.relationships)} relationships from {source_dir}")
+    counts = await load_tables(run, tables, progress=lambda line: progress(f"sodir: {line}"))
     counts["timeseries_rows"] = await asyncio.to_thread(_write_timeseries, Path(ts_root), Path(source_dir))
     progress(f"sodir: {counts['timeseries_rows']} monthly production rows -> {ts_root}")
     counts["unlinked"] = tables.unlinked

@@ -25,8 +25,8 @@ def _http_exception(request: web.Request, exc: web.HTTPException) -> web.Respons
     if exc.status == 404:
         error = CypherError("Neo.ClientError.Request.Invalid",
                             f"No endpoint at {request.path}. The HTTP APIs are GET / (discovery), "
-                            "/db/{database}/query/v2[/tx[/{id}[/commit]]] and "
-                            "/db/{database}/tx[/{id}][/commit].")
+                            "/db/{database}/query/v2[/tx[/{id}[/commit]]], "
+                            "/db/{database}/tx[/{id}][/commit] and [/db/{database}]/describe.")
     elif exc.status == 405:
         allowed = ", ".join(sorted(getattr(exc, "allowed_methods", ()) or ()))
         error = CypherError("Neo.ClientError.Request.Invalid",

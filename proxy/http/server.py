@@ -1,7 +1,7 @@
 """Assembles the HTTP front end: two aiohttp applications on the proxy's one event loop.
 
 - The HTTP port (`--http`, default 7474): discovery, the Query API v2, the
-  transactional endpoint.
+  transactional endpoint, `GET /describe`.
 - The Bolt port's HTTP side: `proxy/bolt/server.py` hands over every connection whose
   first bytes are an HTTP request; `GET /` answers discovery or upgrades to Bolt over
   WebSocket.
@@ -22,6 +22,7 @@ from aiohttp import web
 from proxy.bolt.server import serve_bolt_stream
 from proxy.http.auth import AuthCache
 from proxy.http.body import MAX_BODY
+from proxy.http.describe import DescribeEndpoint
 from proxy.http.discovery import ENDPOINTS, Endpoints
 from proxy.http.middleware import allow_any_origin, neo4j_errors
 from proxy.http.query_api import QueryApi
@@ -44,12 +45,13 @@ class HttpFrontEnd:
         auth = AuthCache()
         self.query_api = QueryApi(session_factory, auth, TransactionRegistry(tx_idle_timeout))
         self.tx_endpoint = TransactionalEndpoint(session_factory, auth, TransactionRegistry(tx_idle_timeout))
+        describe = DescribeEndpoint(session_factory, auth, self.query_api.transactions)
 
         async def serve_bolt(reader, writer) -> None:
             await serve_bolt_stream(reader, writer, session_factory)
 
         http_app = self._application(max_body)
-        setup_http_routes(http_app, self.query_api, self.tx_endpoint)
+        setup_http_routes(http_app, self.query_api, self.tx_endpoint, describe)
         bolt_app = self._application(max_body)
         setup_bolt_port_routes(bolt_app, serve_bolt)
         runner_options = dict(handle_signals=False, access_log=None, keepalive_timeout=request_timeout,

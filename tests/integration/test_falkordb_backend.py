@@ -345,3 +345,17 @@ async def test_long_data_dir_gets_a_short_socket_and_no_orphan(tmp_path):
     assert len(str(server.socket_path)) < 100 and (data / "falkordb.log").exists()
     await server.stop()
     assert not _alive(pid) and not server.socket_path.parent.exists()
+
+
+async def test_rollback_of_a_transaction_that_changed_nothing_keeps_the_primary(clean):
+    await rows(clean, "CREATE (:Once {k: 1})")
+    primary = clean.pair.primary.name
+    tx = await clean.begin(AUTO, None)
+    await (await tx.run("MERGE (n:Once {k: 1}) RETURN n.k", {})).consume()      # matches: no change
+    await tx.rollback()
+    assert clean.pair.primary.name == primary                                   # released, not promoted
+    tx = await clean.begin(AUTO, None)
+    await (await tx.run("MERGE (n:Once {k: 2})", {})).consume()                 # creates
+    await tx.rollback()
+    assert clean.pair.primary.name != primary                                   # the replica took over
+    assert await rows(clean, "MATCH (n:Once) RETURN n.k") == [[1]]

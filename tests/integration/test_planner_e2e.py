@@ -100,3 +100,14 @@ async def test_lone_virtual_call_needs_no_graph(driver):
         names = [record["name"] async for record in result]
         summary = await result.consume()
     assert names == ["n1", "n2"] and summary.query_type == "r"
+
+
+async def test_system_database_runs_bound_virtual_rows_and_refuses_graph_work(driver):
+    records, _, _ = await driver.execute_query(
+        "CALL test.numbers(3) YIELD value WHERE value > 1 RETURN value ORDER BY value", database_="system")
+    assert [r["value"] for r in records] == [2, 3]
+    with pytest.raises(neo4j.exceptions.ClientError) as info:
+        await driver.execute_query("CREATE (:NotHere)", database_="system")
+    assert info.value.code == "Neo.ClientError.Statement.UnsupportedAdministrationCommand"
+    records, _, _ = await driver.execute_query("MATCH (n) RETURN count(n) AS c", database_="system")
+    assert records[0]["c"] == 0

@@ -9,11 +9,11 @@ from __future__ import annotations
 import math
 
 import neo4j
-import pandas as pd
 import pytest
 
 from proxy.demo import SEED_QUERY
-from tests.harness import PASSWORD, REPO, USER
+from tests.harness import PASSWORD, USER
+from tests.seed import expected_seed_answer
 
 
 def test_demo_prints_how_to_connect_before_ready(demo):
@@ -24,24 +24,8 @@ def test_demo_prints_how_to_connect_before_ready(demo):
     assert "ts_avg(p.prd_oe_net" in before_ready
 
 
-def _expected() -> dict:
-    """The same computation done independently on Sodir's CSV with pandas."""
-    csv = REPO / "examples" / "sodir" / "sodir_current" / "field_production_monthly.csv.gz"
-    frame = pd.read_csv(csv, encoding="utf-8-sig")
-    troll = frame[(frame.prfInformationCarrier == "TROLL") & frame.prfYear.between(2015, 2024)]
-    ratios = []
-    for _, months in troll.groupby("prfYear"):
-        yearly = months.prfPrdOeNetMillSm3.mean()
-        summer = months[months.prfMonth.between(6, 8)].prfPrdOeNetMillSm3.mean()
-        if yearly > 0:
-            ratios.append(summer / yearly)
-    series = pd.Series(ratios)
-    return {"mean_ratio": series.mean(), "std_ratio": series.std(ddof=1), "n_years": len(series),
-            "mean_reduction": 1.0 - series.mean()}
-
-
 def test_seed_query_matches_pandas(demo):
-    expected = _expected()
+    expected = expected_seed_answer()
     with neo4j.GraphDatabase.driver(demo.uri, auth=(USER, PASSWORD)) as driver:
         records, summary, keys = driver.execute_query(SEED_QUERY)
     assert keys == ["mean_ratio", "std_ratio", "n_years", "mean_reduction"]

@@ -143,3 +143,30 @@ def test_errors_teach(ts_driver, expression, node, fragments):
     assert info.value.code == "Neo.ClientError.Statement.ArgumentError"
     for fragment in fragments:
         assert fragment in info.value.message
+
+
+def test_a_write_between_two_identical_queries_changes_the_answer(ts_driver):
+    """Probe results are cached by graph state: every write through the proxy, in auto-commit
+    or a committed transaction, is seen by the next identical query; a rolled-back one is not."""
+    query = ("MATCH (s:Sensor) WHERE s.id STARTS WITH 'cache' UNWIND ['2020-2', '2021-2'] AS month "
+             "RETURN count(ts_avg(s.temp, month)) AS n, sum(ts_avg(s.temp, month)) AS total")
+
+    def answer():
+        return ts_driver.execute_query(query).records[0].values()
+
+    assert answer() == [0, 0]
+    ts_driver.execute_query("CREATE (:Sensor {id: 'cache-1', alias: 's1'})")
+    assert answer() == [0, 0]                        # a node without a series: no values yet
+    ts_driver.execute_query("MATCH (s:Sensor {id: 'cache-1'}) SET s.id = 's1', s.was = 'cache'")
+    query_s1 = query.replace("s.id STARTS WITH 'cache'", "s.was = 'cache'")
+    first = ts_driver.execute_query(query_s1).records[0].values()
+    assert first == [1, pytest.approx(7 / 3)]                  # s1 has only 2020
+    with ts_driver.session() as session:
+        with session.begin_transaction() as tx:
+            tx.run("MATCH (s:Sensor {id: 's2'}) SET s.was = 'cache'").consume()
+            seen = tx.run(query_s1).single().values()     # its own write, uncached
+            assert seen == [2, pytest.approx(7 / 3 + 15.0)]   # s2 has only 2021
+            tx.rollback()
+    assert ts_driver.execute_query(query_s1).records[0].values() == first
+    ts_driver.execute_query("MATCH (s:Sensor {id: 's2'}) SET s.was = 'cache'")
+    assert ts_driver.execute_query(query_s1).records[0].values() == [2, pytest.approx(7 / 3 + 15.0)]

@@ -284,15 +284,66 @@ def test_union_explain_profile_and_semicolon():
 
 
 @pytest.mark.parametrize("text, keyword", [
-    ("CREATE INDEX idx IF NOT EXISTS FOR (f:Field) ON (f.name)", "CREATE INDEX"),
-    ("CREATE CONSTRAINT c FOR (f:Field) REQUIRE f.id IS UNIQUE", "CREATE CONSTRAINT"),
-    ("SHOW PROCEDURES YIELD name RETURN name", "SHOW PROCEDURES"),
-    ("SHOW DATABASES;", "SHOW DATABASES"), ("DROP INDEX idx", "DROP INDEX"),
+    ("CREATE INDEX ON :Field(name)", "CREATE INDEX"),           # FalkorDB's own syntax passes through
+    ("GRANT ROLE reader TO alice", "GRANT ROLE"), ("SHOW SETTINGS", "SHOW SETTINGS"),
+    ("ALTER DATABASE neo4j SET ACCESS READ ONLY;", "ALTER DATABASE"),
 ])
-def test_schema_commands_are_opaque(text, keyword):
+def test_unknown_commands_are_opaque(text, keyword):
     q = parse(text)
     (cmd,) = q.clauses
     assert isinstance(cmd, A.Command) and cmd.keyword == keyword and cmd.text == text.rstrip(";")
+
+
+def test_create_index_commands_are_typed():
+    (vector,) = parse("CREATE VECTOR INDEX $name IF NOT EXISTS FOR (m:Doc) ON m.embedding OPTIONS "
+                      "{indexConfig: {`vector.dimensions`: 3}}").clauses
+    assert vector == A.CreateIndex("VECTOR", A.Parameter("name"), True,
+                                   A.SchemaTarget("node", "m", ("Doc",), ("embedding",)),
+                                   A.MapLiteral((("indexConfig", A.MapLiteral((("vector.dimensions", A.Literal(3)),))),)))
+    (fulltext,) = parse("CREATE FULLTEXT INDEX ft FOR (n:A|B) ON EACH [n.t, n.b]").clauses
+    assert fulltext.kind == "FULLTEXT" and fulltext.target == A.SchemaTarget("node", "n", ("A", "B"), ("t", "b"))
+    (rel,) = parse("CREATE INDEX idx FOR ()-[r:T]->() ON (r.a, r.b)").clauses
+    assert (rel.kind, rel.name, rel.if_not_exists) == ("RANGE", "idx", False)
+    assert rel.target == A.SchemaTarget("relationship", "r", ("T",), ("a", "b"))
+    (text,) = parse("create text index `my idx` for (n:Field) on (n.title)").clauses
+    assert (text.kind, text.name) == ("TEXT", "my idx")
+
+
+@pytest.mark.parametrize("text, kind, properties", [
+    ("CREATE CONSTRAINT IF NOT EXISTS FOR (b:__Entity__) REQUIRE b.id IS UNIQUE;", "UNIQUE", ("id",)),
+    ("CREATE CONSTRAINT k FOR (b:X) REQUIRE (b.a, b.c) IS NODE KEY", "KEY", ("a", "c")),
+    ("CREATE CONSTRAINT FOR (b:X) REQUIRE b.a IS NOT NULL", "NOT NULL", ("a",)),
+    ("CREATE CONSTRAINT FOR ()-[r:R]-() REQUIRE r.a IS RELATIONSHIP UNIQUE", "UNIQUE", ("a",)),
+])
+def test_create_constraint_commands_are_typed(text, kind, properties):
+    (constraint,) = parse(text).clauses
+    assert isinstance(constraint, A.CreateConstraint)
+    assert constraint.kind == kind and constraint.target.properties == properties
+    assert parse("CREATE CONSTRAINT t FOR (n:X) REQUIRE n.a IS :: INTEGER").clauses[0].type_name == "INTEGER"
+
+
+def test_drop_and_show_commands_are_typed():
+    assert parse("DROP INDEX $name IF EXISTS").clauses == (A.DropSchema("INDEX", A.Parameter("name"), True),)
+    assert parse("DROP CONSTRAINT c").clauses == (A.DropSchema("CONSTRAINT", "c", False),)
+    show, ret = parse("SHOW VECTOR INDEXES YIELD name, type AS t ORDER BY name LIMIT 2 WHERE t = 'V' "
+                      "RETURN name").clauses
+    assert (show.what, show.kind, [y.name for y in show.yields]) == ("INDEXES", "VECTOR", ["name", "t"])
+    assert show.limit == A.Literal(2) and isinstance(show.where, A.BinaryOp) and isinstance(ret, A.Return)
+    assert parse("SHOW DEFAULT DATABASE").clauses[0].what == "DEFAULT DATABASE"
+    database = parse("SHOW DATABASE neo4j YIELD *").clauses[0]
+    assert (database.what, database.argument, database.yield_star) == ("DATABASES", "neo4j", True)
+    assert parse("SHOW CURRENT USER").clauses[0].what == "CURRENT USER"
+    assert parse("SHOW ALL FUNCTIONS EXECUTABLE BY CURRENT USER").clauses[0].kind == "ALL"
+
+
+def test_cypher_options_and_dynamic_labels():
+    q = parse("CYPHER 25 runtime=parallel EXPLAIN MATCH (n:$any(['A', 'B'])) SET n:$(row.t) RETURN n")
+    assert (q.options, q.prefix) == ("CYPHER 25 runtime=parallel", "EXPLAIN")
+    match, set_, _ = q.clauses
+    assert match.pattern.paths[0].elements[0].labels == A.DynamicLabel(
+        A.ListLiteral((A.Literal("A"), A.Literal("B"))), "any")
+    assert set_.items[0].labels == A.DynamicLabel(A.Property(A.Variable("row"), "t"), "all")
+    assert parse("CYPHER 5 SHOW INDEXES").options == "CYPHER 5"
 
 
 # ---------------------------------------------------------------- errors and caching
@@ -339,3 +390,25 @@ def test_scope_after_each_clause():
     assert after[3] == {"a": "node", "rel": "relationship", "v": "value", "m": "node", "k": "value"}
     assert after[4]["label"] == "value"
     assert bindings(q.clauses[0]) == after[0]
+
+
+_names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda s: s.upper() not in {"IF", "FOR", "ON", "OPTIONS", "EACH", "REQUIRE", "IS", "NOT", "INDEX"})
+
+
+@given(kind=st.sampled_from(["", "RANGE ", "TEXT ", "VECTOR ", "FULLTEXT "]), name=st.none() | _names,
+       exists=st.booleans(), label=_names, properties=st.lists(_names, min_size=1, max_size=3, unique=True),
+       relationship=st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_create_index_parses_to_its_parts(kind, name, exists, label, properties, relationship):
+    var = "x"
+    target = f"()-[{var}:`{label}`]->()" if relationship else f"({var}:`{label}`)"
+    props = ", ".join(f"{var}.`{p}`" for p in properties)
+    on = f"EACH [{props}]" if kind == "FULLTEXT " else f"({props})"
+    text = (f"CREATE {kind}INDEX {f'`{name}` ' if name else ''}{'IF NOT EXISTS ' if exists else ''}"
+            f"FOR {target} ON {on}")
+    (index,) = parse(text).clauses
+    assert isinstance(index, A.CreateIndex)
+    assert (index.kind, index.name, index.if_not_exists) == ((kind.strip() or "RANGE"), name, exists)
+    assert index.target == A.SchemaTarget("relationship" if relationship else "node", var, (label,),
+                                          tuple(properties))

@@ -113,6 +113,10 @@ def test_profile_plan_has_rows_and_time():
      "errCtx: RETURN 1 + errCtxOffset: 10", "Neo.ClientError.Statement.SyntaxError"),
     ("Unknown function 'foo'", "Neo.ClientError.Statement.SyntaxError"),
     ("Missing parameters", "Neo.ClientError.Statement.ParameterMissing"),
+    ("Procedure `apoc.meta.data` is not registered", "Neo.ClientError.Procedure.ProcedureNotFound"),
+    ("unique constraint violation on node of type Person", "Neo.ClientError.Schema.ConstraintValidationFailed"),
+    ("mandatory constraint violation: node with label P missing property a",
+     "Neo.ClientError.Schema.ConstraintValidationFailed"),
     ("Type mismatch: expected Integer, Float, or Null but was String", "Neo.ClientError.Statement.TypeError"),
     ("Query timed out", "Neo.ClientError.Transaction.TransactionTimedOut"),
     ("graph.RO_QUERY is to be executed only on read-only queries", "Neo.ClientError.Statement.AccessMode"),
@@ -129,3 +133,4 @@ def test_syntax_error_keeps_position_and_points_at_it():
     assert "line 1, column 8 (offset: 7)" in error.message
     assert error.message.endswith('"RETURN x("\n' + " " * 8 + "^")
     assert "foo" in error_from_reply("Unknown function 'foo'").message
+    assert "with the name `apoc.x` registered" in error_from_reply("Procedure `apoc.x` is not registered").message

@@ -85,5 +85,5 @@ def test_algorithm_rewrite_is_a_scan_not_an_unwind_join():
     plan = ExtensionPlanner(registry(), backend_kind="falkordb").plan(
         "MATCH (f:Field) CALL test_degree({}) YIELD node AS n, score RETURN f, n, score")
     assert ("MATCH (n) WITH f, n, (CASE WHEN id(n) >= $__alg0_base THEN $__alg0[id(n) - $__alg0_base] END)"
-            " AS __r0 WHERE __r0 IS NOT NULL WITH f, n, __r0[0] AS score") in plan.body
+            " AS __r0 WHERE __r0 IS NOT NULL WITH f, n, __r0 AS score") in plan.body
     assert "UNWIND" not in plan.body

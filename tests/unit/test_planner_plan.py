@@ -68,7 +68,8 @@ async def test_seed_query_matches_python(planner, runner):
     expected = seed_expected()
     assert record[2] == expected["n_years"]
     assert record == pytest.approx(list(expected.values()), rel=1e-12)
-    assert len(runner.queries) == 2          # one probe for both calls of the clause, then the query
+    # One probe for both calls of the clause, separated (the profiles, the years), then the query.
+    assert len(runner.queries) == 3 and "collect(DISTINCT id(p))" in runner.queries[0][0]
     assert len(CALLS) == 2                   # each extension evaluated once, with all its tuples
 
 
@@ -160,7 +161,7 @@ async def test_profile_runs_probes_and_profiles(planner, runner):
     result = await planner.execute("PROFILE " + SEED, {}, runner)
     summary = await result.consume()
     assert summary.profile is not None
-    assert [q.split(None, 1)[0] for q, _ in runner.queries] == ["MATCH", "PROFILE"]
+    assert [q.split(None, 1)[0] for q, _ in runner.queries] == ["MATCH", "MATCH", "PROFILE"]   # nodes, values
 
 
 async def test_algorithm_call_scans_candidates_and_keeps_scope(planner, runner):

@@ -1,0 +1,30 @@
+"""Compatibility shims: what Neo4j tools call at start-up, served where the backend lacks it.
+
+One module per family (`dbms`, `show`, `db_schema`, `apoc_meta`); each builds
+`VirtualProcedure` rows that `catalog.build_registry` registers, so SHOW PROCEDURES and
+`dbms.procedures()` list exactly what is served. All of them answer on the embedded FalkorDB
+only (`backends`): a real Neo4j behind the proxy answers its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extensions.registry import VirtualProcedure
+
+from .apoc_meta import apoc_meta_procedures
+from .db_schema import db_schema_procedures
+from .dbms import dbms_procedures
+from .schema_catalog import NameStore
+from .show import show_procedures
+
+
+def compat_procedures(names: NameStore) -> list[VirtualProcedure]:
+    """Every shim; index and constraint names are read from (and written to) `names`."""
+    return [*dbms_procedures(), *show_procedures(names), *db_schema_procedures(),
+            *apoc_meta_procedures(names)]
+
+
+def name_store(data_dir: Path) -> NameStore:
+    """Where index and constraint names live: `<data_dir>/schema-names.json`."""
+    return NameStore(Path(data_dir) / "schema-names.json")

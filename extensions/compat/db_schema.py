@@ -1,0 +1,97 @@
+"""`db.labels()`, `db.relationshipTypes()` and `db.schema.*` as Neo4j 5 answers them.
+
+FalkorDB has its own `db.labels()` / `db.relationshipTypes()`, but they keep labels and types
+whose elements were all deleted; Neo4j lists only those in use, so the proxy answers them.
+`db.propertyKeys()` is FalkorDB's own (Neo4j also lists keys no longer used).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extensions.cypher.render import name as quote
+from extensions.registry import CallContext, VirtualProcedure
+from proxy.values import Node, Relationship
+
+from .dbms import FALKORDB
+from .graph_schema import META_STATS, graph_schema, schema_types
+
+
+async def _labels(ctx: CallContext, args: list) -> list[list[Any]]:
+    [[labels, _]] = await ctx.graph.read(META_STATS, {})
+    return [[label] for label, count in labels.items() if count]
+
+
+async def _types(ctx: CallContext, args: list) -> list[list[Any]]:
+    [[_, types]] = await ctx.graph.read(META_STATS, {})
+    return [[rel_type] for rel_type, count in types.items() if count]
+
+
+async def _node_type_properties(ctx: CallContext, args: list) -> list[list[Any]]:
+    schema = await graph_schema(ctx.graph, None)
+    rows = []
+    for label, properties in schema.node_properties.items():
+        node_type = f":{quote(label)}"
+        if not properties:
+            rows.append([node_type, [label], None, None, False])
+        for key, info in properties.items():
+            rows.append([node_type, [label], key, schema_types(info), schema.mandatory(label, key)])
+    return rows
+
+
+async def _rel_type_properties(ctx: CallContext, args: list) -> list[list[Any]]:
+    schema = await graph_schema(ctx.graph, None)
+    rows = []
+    for rel_type, properties in schema.rel_properties.items():
+        name = f":{quote(rel_type)}"
+        if not properties:
+            rows.append([name, None, None, False])
+        for key, info in properties.items():
+            rows.append([name, key, schema_types(info), schema.mandatory(rel_type, key)])
+    return rows
+
+
+def meta_graph(schema, node_properties, rel_properties) -> tuple[list[Node], list[Relationship]]:
+    """Virtual nodes (one per label) and relationships (one per pattern), with negative ids as
+    Neo4j gives virtual entities; `*_properties(name, count)` builds their properties."""
+    nodes = {label: Node(-i - 1, [label], node_properties(label, count), str(-i - 1))
+             for i, (label, count) in enumerate(schema.labels.items())}
+    relationships = []
+    for i, ((start, rel_type, end), count) in enumerate(schema.patterns.items()):
+        if start in nodes and end in nodes:
+            a, b = nodes[start], nodes[end]
+            relationships.append(Relationship(-i - 1, a.id, b.id, rel_type, rel_properties(rel_type, count),
+                                              str(-i - 1), a.element_id, b.element_id))
+    return list(nodes.values()), relationships
+
+
+async def _visualization(ctx: CallContext, args: list) -> list[list[Any]]:
+    schema = await graph_schema(ctx.graph, None)
+    nodes, relationships = meta_graph(schema, lambda label, n: {"name": label},
+                                      lambda rel_type, n: {"name": rel_type})
+    return [[nodes, relationships]]
+
+
+def db_schema_procedures() -> list[VirtualProcedure]:
+    return [
+        VirtualProcedure("db.labels", ("label",), _labels, "db.labels() :: (label :: STRING)",
+                         "List all labels attached to nodes within a database.", "READ", FALKORDB),
+        VirtualProcedure("db.relationshipTypes", ("relationshipType",), _types,
+                         "db.relationshipTypes() :: (relationshipType :: STRING)",
+                         "List all types attached to relationships within a database.", "READ", FALKORDB),
+        VirtualProcedure("db.schema.nodeTypeProperties",
+                         ("nodeType", "nodeLabels", "propertyName", "propertyTypes", "mandatory"),
+                         _node_type_properties,
+                         "db.schema.nodeTypeProperties() :: (nodeType :: STRING, nodeLabels :: LIST<STRING>, "
+                         "propertyName :: STRING, propertyTypes :: LIST<STRING>, mandatory :: BOOLEAN)",
+                         "Show the derived property schema of the nodes in tabular form.", "READ", FALKORDB),
+        VirtualProcedure("db.schema.relTypeProperties",
+                         ("relType", "propertyName", "propertyTypes", "mandatory"), _rel_type_properties,
+                         "db.schema.relTypeProperties() :: (relType :: STRING, propertyName :: STRING, "
+                         "propertyTypes :: LIST<STRING>, mandatory :: BOOLEAN)",
+                         "Show the derived property schema of the relationships in tabular form.", "READ",
+                         FALKORDB),
+        VirtualProcedure("db.schema.visualization", ("nodes", "relationships"), _visualization,
+                         "db.schema.visualization() :: (nodes :: LIST<NODE>, relationships :: LIST<RELATIONSHIP>)",
+                         "Visualizes the schema of the data.", "READ", FALKORDB),
+    ]

@@ -1,0 +1,207 @@
+"""The embedded database's indexes and constraints in Neo4j's shape, with Neo4j's names.
+
+FalkorDB indexes have no names: they are (label, property) fields of a kind (RANGE, FULLTEXT,
+VECTOR), and constraints are (kind, label, properties). Neo4j tools create, list and drop them by
+name, so the names given in `CREATE INDEX name ...` are kept in a small JSON file (`NameStore`)
+with the definition they were given for. Listing matches definitions against what FalkorDB
+reports: a named definition is listed under its name while FalkorDB still backs it; whatever
+else FalkorDB has gets a stable generated name (`index_1a2b3c4d`), as Neo4j names unnamed indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from extensions.registry import GraphContext
+
+#: FalkorDB's index fields and constraints (named constants, read through the client's runner).
+INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype "
+           "RETURN label, properties, types, options, entitytype")
+CONSTRAINTS = ("CALL db.constraints() YIELD type, label, properties, entitytype, status "
+               "RETURN type, label, properties, entitytype, status")
+
+#: Neo4j constraint type names by (kind, entity).
+CONSTRAINT_TYPES = {("UNIQUE", "NODE"): "UNIQUENESS", ("UNIQUE", "RELATIONSHIP"): "RELATIONSHIP_UNIQUENESS",
+                    ("KEY", "NODE"): "NODE_KEY", ("KEY", "RELATIONSHIP"): "RELATIONSHIP_KEY",
+                    ("NOT NULL", "NODE"): "NODE_PROPERTY_EXISTENCE",
+                    ("NOT NULL", "RELATIONSHIP"): "RELATIONSHIP_PROPERTY_EXISTENCE"}
+#: FalkorDB field kind each Neo4j index kind is stored as.
+FIELD_KIND = {"RANGE": "RANGE", "TEXT": "RANGE", "POINT": "RANGE", "VECTOR": "VECTOR", "FULLTEXT": "FULLTEXT"}
+
+
+@dataclass(frozen=True)
+class Definition:
+    """An index or constraint as Neo4j defines it. what: 'INDEX' or 'CONSTRAINT'; kind: the
+    index kind (RANGE, TEXT, POINT, VECTOR, FULLTEXT) or constraint kind (UNIQUE, KEY, NOT NULL);
+    entity: 'NODE' or 'RELATIONSHIP'."""
+
+    what: str
+    kind: str
+    entity: str
+    labels: tuple[str, ...]
+    properties: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"what": self.what, "kind": self.kind, "entity": self.entity, "labels": list(self.labels),
+                "properties": list(self.properties), "options": self.options}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Definition:
+        return cls(data["what"], data["kind"], data["entity"], tuple(data["labels"]),
+                   tuple(data["properties"]), data.get("options") or {})
+
+    def generated_name(self) -> str:
+        """A stable name for an unnamed definition, like Neo4j's `index_343aff4e`."""
+        digest = hashlib.sha1(repr((self.kind, self.entity, self.labels, self.properties)).encode()).hexdigest()
+        return f"{self.what.lower()}_{digest[:8]}"
+
+    def fields(self) -> set[tuple[str, str, str, str]]:
+        """The FalkorDB index fields (kind, entity, label, property) this definition needs."""
+        if self.what == "INDEX":
+            return {(FIELD_KIND[self.kind], self.entity, label, prop)
+                    for label in self.labels for prop in self.properties}
+        if self.kind in ("UNIQUE", "KEY"):          # FalkorDB backs uniqueness with range fields
+            return {("RANGE", self.entity, self.labels[0], prop) for prop in self.properties}
+        return set()
+
+    def constraints(self) -> set[tuple[str, str, str, tuple[str, ...]]]:
+        """The FalkorDB constraints (type, entity, label, properties) this definition needs."""
+        if self.what != "CONSTRAINT":
+            return set()
+        label = self.labels[0]
+        unique = {("UNIQUE", self.entity, label, self.properties)} if self.kind in ("UNIQUE", "KEY") else set()
+        mandatory = {("MANDATORY", self.entity, label, (p,)) for p in self.properties} \
+            if self.kind in ("KEY", "NOT NULL") else set()
+        return unique | mandatory
+
+
+class NameStore:
+    """Names given to indexes and constraints, per database, in one JSON file."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def load(self, database: str) -> dict[str, Definition]:
+        return {name: Definition.from_json(d) for name, d in self._read().get(database, {}).items()}
+
+    def put(self, database: str, name: str, definition: Definition | None) -> None:
+        """Record `name` for `definition` (None: forget the name)."""
+        with self._lock:
+            data = self._read()
+            names = data.setdefault(database, {})
+            if definition is None:
+                names.pop(name, None)
+            else:
+                names[name] = definition.to_json()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".names-")
+            with os.fdopen(fd, "w") as out:
+                json.dump(data, out, indent=1, sort_keys=True, default=str)
+            os.replace(tmp, self.path)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            return json.loads(self.path.read_text())
+        except FileNotFoundError:
+            return {}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One listed index or constraint: its name, definition and FalkorDB state."""
+
+    name: str
+    definition: Definition
+    state: str = "ONLINE"
+    #: For an index backing a uniqueness constraint: the constraint's name (and vice versa).
+    owner: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Catalog:
+    indexes: list[Entry]
+    constraints: list[Entry]
+
+    def find(self, name: str) -> Entry | None:
+        return next((e for e in self.indexes + self.constraints if e.name == name), None)
+
+    def equivalent(self, definition: Definition) -> Entry | None:
+        entries = self.indexes if definition.what == "INDEX" else self.constraints
+        return next((e for e in entries if e.definition == definition), None)
+
+
+async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
+    """What FalkorDB has, named: stored names where FalkorDB still backs them, generated ones else."""
+    fields: dict[tuple, dict] = {}
+    for row in await graph.read(INDEXES, {}):
+        label, properties, types, options, entity = (row[k] for k in range(5))
+        for prop in properties:
+            for kind in types.get(prop, ()):
+                fields[(kind, entity, label, prop)] = options.get(prop) or {}
+    constraints = {(row[0], row[3], row[1], tuple(row[2])): row[4] for row in await graph.read(CONSTRAINTS, {})}
+    named = [(name, d) for name, d in names.load(graph.database).items()
+             if d.fields() <= set(fields) and d.constraints() <= set(constraints)]
+    covered = set().union(*(d.fields() for _, d in named)) if named else set()
+    held = set().union(*(d.constraints() for _, d in named)) if named else set()
+    index_entries: list[Entry] = []
+    constraint_entries: list[Entry] = []
+    for name, d in named:
+        if d.what == "INDEX":
+            index_entries.append(Entry(name, d, options=_index_options(d, fields)))
+        else:
+            state = "FAILED" if any(constraints[c] == "FAILED" for c in d.constraints()) else "ONLINE"
+            constraint_entries.append(Entry(name, d, state, owner=name if d.fields() else None))
+            if d.fields():
+                index = Definition("INDEX", "RANGE", d.entity, d.labels, d.properties)
+                index_entries.append(Entry(name, index, owner=name))
+    for (kind, entity, label, properties), status in sorted(constraints.items()):
+        if (kind, entity, label, properties) in held:
+            continue
+        d = Definition("CONSTRAINT", "UNIQUE" if kind == "UNIQUE" else "NOT NULL", entity, (label,), properties)
+        name = d.generated_name()
+        constraint_entries.append(Entry(name, d, "FAILED" if status == "FAILED" else "ONLINE",
+                                        owner=name if kind == "UNIQUE" else None))
+        if kind == "UNIQUE":
+            covered |= d.fields()
+            index_entries.append(Entry(name, Definition("INDEX", "RANGE", entity, (label,), properties), owner=name))
+    index_entries += _unnamed_indexes(fields, covered)
+    return Catalog(sorted(index_entries, key=lambda e: e.name), sorted(constraint_entries, key=lambda e: e.name))
+
+
+def _unnamed_indexes(fields: dict[tuple, dict], covered: set) -> list[Entry]:
+    """FalkorDB fields no name covers: one range/vector index per field, one fulltext per label."""
+    fulltext: dict[tuple[str, str], list[str]] = {}
+    entries = []
+    for (kind, entity, label, prop) in sorted(fields):
+        if (kind, entity, label, prop) in covered:
+            continue
+        if kind == "FULLTEXT":
+            fulltext.setdefault((entity, label), []).append(prop)
+            continue
+        d = Definition("INDEX", kind, entity, (label,), (prop,))
+        entries.append(Entry(d.generated_name(), d, options=_index_options(d, fields)))
+    for (entity, label), props in fulltext.items():
+        d = Definition("INDEX", "FULLTEXT", entity, (label,), tuple(props))
+        entries.append(Entry(d.generated_name(), d))
+    return entries
+
+
+def _index_options(d: Definition, fields: dict[tuple, dict]) -> dict[str, Any]:
+    """Neo4j's `options` of an index: provider and, for vector indexes, the vector config."""
+    if d.kind != "VECTOR":
+        provider = {"FULLTEXT": "fulltext-1.0", "TEXT": "text-2.0", "POINT": "point-1.0"}.get(d.kind, "range-1.0")
+        return {"indexProvider": provider, "indexConfig": {}}
+    native = fields.get(("VECTOR", d.entity, d.labels[0], d.properties[0]), {})
+    return {"indexProvider": "vector-2.0",
+            "indexConfig": {"vector.dimensions": native.get("dimension"),
+                            "vector.similarity_function": str(native.get("similarityFunction", "cosine")).upper()}}

@@ -1,0 +1,95 @@
+"""Neo4j's vector and fulltext search procedures onto FalkorDB's native indexes.
+
+`db.index.vector.queryNodes(name, k, vector)` and `db.index.fulltext.queryNodes(name, text)`
+name an index; FalkorDB's `db.idx.vector.queryNodes(label, property, k, vecf32(v))` and
+`db.idx.fulltext.queryNodes(label, text)` take its label and property. The CALL is rewritten
+to FalkorDB's, and a step looks the index up by name (`schema_catalog`) and binds its label,
+property and similarity function as a parameter, so the rest of the query runs in the database.
+Scores are Neo4j's: FalkorDB reports distances, Neo4j similarities in [0, 1] - cosine
+(1 + cos) / 2 = 1 - d / 2, euclidean 1 / (1 + d^2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from extensions.cypher import ast as A
+from extensions.cypher.render import name as quote
+from extensions.probe import VirtualStep, yielded
+from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
+from proxy.errors import CypherError, argument_error
+
+from .dbms import FALKORDB
+from .schema_catalog import NameStore, read_catalog
+
+_SCORE = "CASE ${p}[0][2] WHEN 'euclidean' THEN 1.0 / (1.0 + {d} * {d}) ELSE 1.0 - {d} / 2.0 END"
+
+
+def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
+    """A (not listed) virtual procedure: index name -> [[label, property, similarity]]."""
+
+    async def answer(ctx: CallContext, args: list) -> list[list[Any]]:
+        name = args[0]
+        catalog = await read_catalog(ctx.graph, names)
+        entry = next((e for e in catalog.indexes if e.name == name and e.definition.kind == kind), None)
+        if entry is None:
+            raise CypherError("Neo.ClientError.Procedure.ProcedureCallFailed",
+                              f"Failed to invoke procedure `{procedure}`: Caused by: "
+                              f"java.lang.IllegalArgumentException: There is no such {kind.lower()} schema "
+                              f"index: {name}")
+        d = entry.definition
+        similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")
+        return [[d.labels[0], d.properties[0], str(similarity).lower()]]
+
+    return VirtualProcedure(f"SHOW {kind} INDEX LOOKUP", ("label", "property", "similarity"), answer,
+                            backends=FALKORDB)
+
+
+def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
+            arity: tuple[int, int]) -> ProcedureRewrite:
+    """The rewrite of one search procedure onto FalkorDB's `native` one."""
+    lookup = _lookup(names, kind, name)
+    vector = kind == "VECTOR"
+
+    def plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
+        args = clause.args or ()
+        if not arity[0] <= len(args) <= arity[1]:
+            raise argument_error(f"{name}() takes {arity[0]} to {arity[1]} arguments. Usage: {signature}")
+        fields, names_ = yielded(rewrite, clause)
+        param = f"__v{next(planner.counter)}"
+        distance = f"__d{param[3:]}"
+        node = quote(names_.get("node", "node")) if "node" in fields else f"__n{param[3:]}"
+        score = quote(names_.get("score", "score"))
+        yield_node = "node" if node == "node" else f"node AS {node}"      # FalkorDB: no `node AS node`
+        if vector:
+            call = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({planner.render(args[1])}), "
+                    f"vecf32({planner.render(args[2])})) YIELD {yield_node}, score AS {distance}")
+            value = _SCORE.format(p=param, d=distance)
+        else:
+            call = (f"CALL {native}(${param}[0][0], {planner.render(args[1])}) "
+                    f"YIELD {yield_node}, score AS {distance}")
+            value = distance
+        carried = [quote(n) for n in planner.scopes[clause_index]]
+        text = f"{call} WITH {', '.join(carried + [node, f'{value} AS {score}'])}"
+        limit = args[2].get("limit") if not vector and len(args) == 3 and isinstance(args[2], A.MapLiteral) else None
+        if limit is not None and clause_index == 0:                  # options {limit: n}
+            text += f" ORDER BY {score} DESC LIMIT {planner.render(limit)}"
+        planner.add_edit((*clause.span, text + planner.call_tail(clause, fields, names_)))
+        planner.placeholders[param] = [["", "", "cosine"]]
+        planner.steps.append(VirtualStep(lookup, param, (args[0],)))
+
+    rewrite = ProcedureRewrite(name, ("node", "score"), plan, signature,
+                               f"Query the {kind.lower()} index by name (on FalkorDB's {native}).")
+    return rewrite
+
+
+def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
+    """db.index.vector.queryNodes and db.index.fulltext.queryNodes on FalkorDB."""
+    return [
+        _search(names, "db.index.vector.queryNodes", "db.idx.vector.queryNodes", "VECTOR",
+                "db.index.vector.queryNodes(indexName :: STRING, numberOfNearestNeighbours :: INTEGER, "
+                "query :: LIST<FLOAT>) :: (node :: NODE, score :: FLOAT)", (3, 3)),
+        _search(names, "db.index.fulltext.queryNodes", "db.idx.fulltext.queryNodes", "FULLTEXT",
+                "db.index.fulltext.queryNodes(indexName :: STRING, queryString :: STRING, options = {} :: MAP) "
+                ":: (node :: NODE, score :: FLOAT)", (2, 3)),
+    ]

@@ -1,0 +1,145 @@
+"""Text that depends on the data: labels and types computed per row, on a backend whose Cypher
+has only literal labels (FalkorDB).
+
+Neo4j 5 writes `SET n:$(row.type)` and APOC's `apoc.merge.node([row.type], ...)`; FalkorDB needs
+the label in the query text. A `LateStep` first runs a probe that returns the distinct values the
+expression takes (the query's own reading clauses, writes left out: a superset is fine), then
+renders one branch per value, `FOREACH (_ IN CASE WHEN <expr> = 'A' THEN [1] ELSE [] END | SET
+n:A)`, into the query at `marker`. The plan stays cached by text; only the branches are rendered
+per execution.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from proxy.errors import argument_error
+
+from .cypher import ast as A
+from .cypher.render import name as quote
+
+_WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+
+
+@dataclass
+class LateStep:
+    """Run `probe` (first column: the distinct values), then `render(values)` replaces `marker`."""
+
+    probe: str
+    marker: str
+    render: Callable[[list[Any]], str]
+
+
+def as_list(expr: str) -> str:
+    """A label expression as a list of labels (`$(x)` takes a string or a list of strings)."""
+    return f"(CASE typeOf({expr}) WHEN 'List' THEN {expr} ELSE [{expr}] END)"
+
+
+def when(condition: str, body: str) -> str:
+    """`body` (updating clauses) for the rows where `condition` holds."""
+    return f"FOREACH (__x IN CASE WHEN {condition} THEN [1] ELSE [] END | {body})"
+
+
+def values_step(planner, clause_index: int, expr: A.Expr, render: Callable[[list[Any]], str],
+                *, each: bool) -> str:
+    """Add a LateStep for the distinct values of `expr` before clause `clause_index`; returns the
+    marker to put in the rewritten text. `each`: the elements of the value (a label list), not
+    the values themselves."""
+    lines = _reading_prefix(planner, clause_index, expr) if any(expr.find_all(A.Variable)) else []
+    text = planner.render(expr)
+    lines.append(f"UNWIND {as_list(text)} AS __value RETURN DISTINCT __value" if each
+                 else f"RETURN DISTINCT {text} AS __value")
+    marker = f"\x00late{next(planner.counter)}\x00"
+    planner.steps.append(LateStep("\n".join(lines), marker, render))
+    return marker
+
+
+def _reading_prefix(planner, clause_index: int, expr: A.Expr) -> list[str]:
+    """The clauses before `clause_index` that bind what `expr` reads, writes left out; projections
+    keep only what is still known. Rows may be more than the query's (a superset of values)."""
+    known: set[str] = set()
+    lines: list[str] = []
+    for index, clause in enumerate(planner.part.clauses[:clause_index]):
+        added = set(planner.scopes[index + 1]) - set(planner.scopes[index])
+        reads = {v.name for v in clause.find_all(A.Variable)}
+        if isinstance(clause, _WRITES) or isinstance(clause, (A.CallProcedure, A.CallSubquery)):
+            continue
+        if isinstance(clause, A.With) and not clause.star:
+            items = [i for i in clause.items
+                     if {v.name for v in i.expr.find_all(A.Variable)} <= known]
+            if not items:
+                known = set()
+                continue
+            lines.append("WITH " + ", ".join(planner.render(i) for i in items))
+            known = {i.name(planner.text) for i in items}
+            continue
+        if isinstance(clause, (A.Unwind, A.Match)) and (reads - added) <= known:
+            lines.append(planner.render(clause))
+            known |= added
+    needed = {v.name for v in expr.find_all(A.Variable)}
+    if not needed <= known:
+        raise argument_error(
+            f"A label or type computed from {', '.join(sorted(needed - known))} needs values written "
+            "earlier in the same query; on the embedded database compute it from the query's input "
+            "(parameters, UNWIND, MATCH) instead.")
+    return lines
+
+
+def dynamic(labels: A.LabelExpr | None) -> A.DynamicLabel | None:
+    return labels if isinstance(labels, A.DynamicLabel) else None
+
+
+def plan_dynamic_labels(planner, clause_index: int, clause: A.SetClause | A.Remove) -> None:
+    """`SET n:$(e)` / `REMOVE n:$(e)`: one conditional SET/REMOVE per label the probe finds."""
+    keyword = "SET" if isinstance(clause, A.SetClause) else "REMOVE"
+    parts = []
+    for item in clause.items:
+        label = dynamic(item.labels) if item.kind == "labels" else None
+        if label is None:
+            parts.append(f"{keyword} {planner.render(item)}")
+            continue
+        target = planner.render(item.target)
+        expr = as_list(planner.render(label.expr))
+
+        def render(values: list[Any], target=target, expr=expr) -> str:
+            labels = sorted({v for v in values if isinstance(v, str)})
+            if not labels:
+                return when("false", f"SET {target}.__proxy_unused = null")
+            return " ".join(when(f"{string(v)} IN {expr}", f"{keyword} {target}:{quote(v)}") for v in labels)
+
+        parts.append(values_step(planner, clause_index, label.expr, render, each=True))
+    planner.add_edit((*clause.span, " ".join(parts)))
+
+
+def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    """`CALL db.create.setNodeVectorProperty(n, key, v)` with a key that is not a literal (a
+    parameter, or a value per row): one conditional `SET n.key = vecf32(v)` per distinct key."""
+    node, key, vector = clause.args
+    target, key_text, value = planner.render(node), planner.render(key), planner.render(vector)
+
+    def render(values: list[Any]) -> str:
+        keys = sorted({v for v in values if isinstance(v, str)})
+        if not keys:
+            return when("false", f"SET {target}.__proxy_unused = null")
+        return " ".join(when(f"{key_text} = {string(k)}", f"SET {target}.{quote(k)} = vecf32({value})")
+                        for k in keys)
+
+    planner.add_edit((*clause.span, values_step(planner, clause_index, key, render, each=False)))
+
+
+def is_vector_property_call(clause: A.Clause) -> bool:
+    """A setNodeVectorProperty CALL whose key is not a string literal (dialect.py rewrites those)."""
+    return (isinstance(clause, A.CallProcedure) and clause.name.lower() == "db.create.setnodevectorproperty"
+            and len(clause.args or ()) == 3 and clause.yields is None
+            and not (isinstance(clause.args[1], A.Literal) and isinstance(clause.args[1].value, str)))
+
+
+def has_dynamic_labels(clause: A.Clause) -> bool:
+    return isinstance(clause, (A.SetClause, A.Remove)) and any(
+        item.kind == "labels" and dynamic(item.labels) for item in clause.items)
+
+
+def string(value: str) -> str:
+    """A Cypher string literal."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"

@@ -1,0 +1,87 @@
+"""The embedded database dying, hanging, or outliving its proxy: the proxy notices, restarts it on
+the same files (never a second instance), clients get retryable errors meanwhile, nothing
+acknowledged is lost. Also: its files are private."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import time
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from proxy.backends.falkordb_pair import NAMES, primary_address
+from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
+from tests.integration.test_lifecycle import _database_pids
+
+
+def _pid(data_dir: Path, name: str) -> int:
+    return int((data_dir / "falkordb" / name / "redis.pid").read_text())
+
+
+def _primary_pid(data_dir: Path) -> int:
+    socket_path, _ = primary_address(data_dir / "falkordb")
+    return _pid(data_dir, socket_path.parent.name)
+
+
+def _count(driver: neo4j.Driver, label: str) -> int:
+    return driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS c").records[0]["c"]
+
+
+@pytest.mark.parametrize("fault", [signal.SIGKILL, signal.SIGSTOP], ids=["dead", "hung"])
+def test_watchdog_restarts_a_dead_or_hung_database(tmp_path, fault):
+    data_dir = tmp_path / "data"
+    with ProxyProcess(data_dir=data_dir) as proc, \
+            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("UNWIND range(1, 300) AS i CREATE (:Kept {i: i})")
+        victim = _primary_pid(data_dir)
+        os.kill(victim, fault)
+        started = time.monotonic()
+        # The driver retries the TransientError it gets while the database is away.
+        with driver.session() as session:
+            session.execute_write(lambda tx: tx.run("CREATE (:AfterFault)").consume())
+        took = time.monotonic() - started
+        assert _count(driver, "Kept") == 300 and _count(driver, "AfterFault") == 1
+        assert not os.path.exists(f"/proc/{victim}") or fault == signal.SIGSTOP and \
+            wait_until(lambda: not os.path.exists(f"/proc/{victim}"), 5)
+        assert len(_database_pids(data_dir)) == 2                     # primary + replica, no third
+        assert "restarting the embedded database" in "".join(proc.output)
+    print(f"{fault.name}: the write went through {took:.1f} s after the fault")
+
+
+def test_a_server_left_behind_by_a_killed_proxy_is_stopped_at_the_next_start(tmp_path):
+    data_dir = tmp_path / "data"
+    with ProxyProcess(data_dir=data_dir) as first, \
+            neo4j.GraphDatabase.driver(first.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("CREATE (:Kept)")
+        wedged = _primary_pid(data_dir)
+        os.kill(wedged, signal.SIGSTOP)              # a wedged server ignores the SIGTERM it gets
+        first.stop(signal.SIGKILL)
+    assert os.path.exists(f"/proc/{wedged}")
+    with ProxyProcess(data_dir=data_dir) as second, \
+            neo4j.GraphDatabase.driver(second.uri, auth=(USER, PASSWORD)) as driver:
+        assert not os.path.exists(f"/proc/{wedged}") or \
+            Path(f"/proc/{wedged}/stat").read_text().split()[2] == "Z"
+        assert _count(driver, "Kept") == 1
+        assert len(_database_pids(data_dir)) == 2
+
+
+def test_database_files_are_private(tmp_path):
+    data_dir = tmp_path / "data"
+    with ProxyProcess(data_dir=data_dir) as proc, \
+            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("UNWIND range(1, 100) AS i CREATE (:File {i: i})")
+        with driver.session() as session:
+            session.execute_write(lambda tx: tx.run("CREATE (:File)").consume())
+        root = data_dir / "falkordb"
+        paths = [root, *root.rglob("*")]
+        assert {p.name for p in root.iterdir()} >= {*NAMES, "auth", "roles"}
+        for path in paths:
+            mode = stat.S_IMODE(path.lstat().st_mode)
+            if path.is_socket():
+                continue
+            expected = 0o700 if path.is_dir() else 0o600
+            assert mode & 0o077 == 0, f"{path} is {oct(mode)}, expected {oct(expected)}"

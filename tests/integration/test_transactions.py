@@ -1,0 +1,64 @@
+"""Explicit transactions on the embedded database as a driver sees them: isolation, the idle
+timeout that frees writers from a silent client, and Neo4j's error codes for lock waits."""
+
+from __future__ import annotations
+
+import time
+
+import neo4j
+import pytest
+from neo4j.exceptions import ClientError, TransientError
+
+from tests.harness import PASSWORD, USER, ProxyProcess
+
+
+@pytest.fixture(scope="module")
+def idle_proxy():
+    """A proxy that rolls back transactions idle for more than 1 s."""
+    with ProxyProcess(args=["--tx-idle-timeout", "1"]) as proc:
+        yield proc
+
+
+def test_other_clients_read_committed_data_only(clean_graph):
+    driver = clean_graph
+    driver.execute_query("CREATE (:Account {id: 1, balance: 100})")
+    with driver.session() as writer, driver.session() as reader:
+        tx = writer.begin_transaction()
+        tx.run("MATCH (a:Account {id: 1}) SET a.balance = 50 CREATE (:Account {id: 2, balance: 50})").consume()
+        assert tx.run("MATCH (a:Account) RETURN sum(a.balance) AS s").single()["s"] == 100   # its own writes
+        seen = reader.run("MATCH (a:Account) RETURN count(a) AS n, sum(a.balance) AS s").single()
+        assert (seen["n"], seen["s"]) == (1, 100)                 # not the uncommitted change
+        tx.commit()
+        seen = reader.run("MATCH (a:Account) RETURN count(a) AS n, sum(a.balance) AS s").single()
+        assert (seen["n"], seen["s"]) == (2, 100)                 # the committed one, at once
+
+
+def test_an_idle_transaction_is_rolled_back_and_frees_writers(idle_proxy):
+    with neo4j.GraphDatabase.driver(idle_proxy.uri, auth=(USER, PASSWORD)) as driver, \
+            driver.session() as silent:
+        driver.execute_query("MATCH (n) DETACH DELETE n")
+        tx = silent.begin_transaction()
+        tx.run("CREATE (:Abandoned)").consume()                    # holds the write lock, then stops
+        started = time.monotonic()
+        driver.execute_query("CREATE (:Other)")                    # waits for the idle rollback only
+        assert time.monotonic() - started < 15
+        with pytest.raises(ClientError) as info:
+            tx.run("RETURN 1").consume()
+        assert info.value.code == "Neo.ClientError.Transaction.TransactionTimedOut"
+        assert "idle" in info.value.message
+        labels = driver.execute_query("MATCH (n) RETURN labels(n)[0] AS l").records
+        assert [r["l"] for r in labels] == ["Other"]
+
+
+def test_lock_wait_cut_by_the_transaction_timeout_is_a_client_error(clean_graph):
+    driver = clean_graph
+    with driver.session() as holder, driver.session() as waiter:
+        tx = holder.begin_transaction()
+        tx.run("CREATE (:Holder)").consume()
+        started = time.monotonic()
+        with pytest.raises(ClientError) as info:                  # execute_write must not retry it
+            waiter.execute_write(neo4j.unit_of_work(timeout=1.0)(lambda t: t.run("CREATE (:Waiter)").consume()))
+        elapsed = time.monotonic() - started
+        tx.rollback()
+    assert info.value.code == "Neo.ClientError.Transaction.LockClientStopped"
+    assert not isinstance(info.value, TransientError) and elapsed < 10

@@ -1,0 +1,103 @@
+"""Plans of the compatibility shims (what the planner sends FalkorDB instead of Neo4j's syntax),
+and the index/constraint catalogue built from FalkorDB's own listings. End-to-end behaviour is
+in tests/integration/test_compat_e2e.py and test_stock_tools.py."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from extensions.catalog import build_registry
+from extensions.compat.schema_catalog import Definition, NameStore, read_catalog
+from extensions.late import LateStep
+from extensions.planner import ExtensionPlanner
+from extensions.registry import GraphContext
+
+
+@pytest.fixture(scope="module")
+def planners(tmp_path_factory):
+    registry = build_registry(tmp_path_factory.mktemp("compat"))
+    return {kind: ExtensionPlanner(registry, backend_kind=kind) for kind in ("falkordb", "neo4j")}
+
+
+def test_cypher_options_are_stripped_for_falkordb_only(planners):
+    assert planners["falkordb"].plan("CYPHER 25 MATCH (n) RETURN n").text == "MATCH (n) RETURN n"
+    assert planners["neo4j"].plan("CYPHER 25 MATCH (n) RETURN n") is None
+
+
+def test_show_binds_rows_and_runs_where_and_return_in_the_database(planners):
+    plan = planners["falkordb"].plan("SHOW INDEXES YIELD name, type WHERE type = 'VECTOR' RETURN name")
+    assert plan.text.startswith("UNWIND $__v0 AS __r0 WITH __r0[1] AS name, __r0[4] AS type")
+    assert plan.text.endswith("WITH * WHERE type = 'VECTOR' RETURN name")
+    local = planners["falkordb"].plan("SHOW PROCEDURES").local
+    assert local.columns == ["name", "description", "mode", "worksOnSystem"]
+    assert planners["neo4j"].plan("SHOW INDEXES") is None                 # Neo4j answers its own
+
+
+def test_schema_commands_run_by_the_proxy_on_falkordb_only(planners):
+    plan = planners["falkordb"].plan("CREATE CONSTRAINT c IF NOT EXISTS FOR (n:L) REQUIRE n.id IS UNIQUE")
+    assert type(plan.command[1]).__name__ == "CreateConstraint"
+    assert planners["neo4j"].plan("CREATE CONSTRAINT c IF NOT EXISTS FOR (n:L) REQUIRE n.id IS UNIQUE") is None
+    assert planners["falkordb"].plan("CREATE INDEX ON :L(p)") is None     # FalkorDB's own syntax
+
+
+def test_vector_property_transactions_and_final_unit_subquery(planners):
+    plan = planners["falkordb"].plan(
+        "UNWIND $data AS row CALL (row) { MERGE (c:Chunk {id: row.id}) WITH c, row "
+        "CALL db.create.setNodeVectorProperty(c, 'embedding', row.embedding) SET c.text = row.text } "
+        "IN TRANSACTIONS OF 1000 ROWS")
+    assert plan.text == ("UNWIND $data AS row WITH row MERGE (c:Chunk {id: row.id}) WITH c, row "
+                         "SET c.embedding = vecf32(row.embedding) SET c.text = row.text")
+    similarity = planners["falkordb"].plan("MATCH (n) RETURN vector.similarity.cosine(n.e, $q) AS s").text
+    assert "(1.0 - vec.cosineDistance(n.e, vecf32($q)) / 2.0)" in similarity
+
+
+def test_apoc_merge_node_renders_one_branch_per_label_set(planners):
+    plan = planners["falkordb"].plan("UNWIND $rows AS row CALL apoc.merge.node([row.type], {id: row.id}, "
+                                     "row.props, {}) YIELD node RETURN node")
+    (step,) = plan.steps
+    assert isinstance(step, LateStep)
+    assert step.probe == "UNWIND $rows AS row\nRETURN DISTINCT [row.type] AS __value"
+    text = step.render([["Person"], ["Org"], None])
+    assert "MERGE (__m:Person {id: row.id}) ON CREATE SET __m += row.props" in text
+    assert "[row.type] = ['Org']" in text and "MATCH (node) WHERE node.id = row.id" in text
+
+
+def test_dynamic_set_label_probe_leaves_out_the_writes_before_it(planners):
+    plan = planners["falkordb"].plan("UNWIND $data AS row MERGE (s:E {id: row.id}) SET s += row.p "
+                                     "WITH s, row SET s:$(row.type) RETURN s")
+    (step,) = plan.steps
+    assert step.probe.startswith("UNWIND $data AS row\nWITH row\nUNWIND (CASE typeOf(row.type)")
+    assert step.render(["A", "B"]).count("FOREACH") == 2
+
+
+class _Graph:
+    """FalkorDB's db.indexes() / db.constraints() rows, as the catalogue reads them."""
+
+    def __init__(self, indexes, constraints):
+        self.indexes, self.constraints = indexes, constraints
+
+    async def read(self, query, params):
+        return self.indexes if "db.indexes" in query else self.constraints
+
+
+def test_catalog_names_what_falkordb_backs(tmp_path):
+    names = NameStore(tmp_path / "names.json")
+    names.put("neo4j", "docs", Definition("INDEX", "VECTOR", "NODE", ("Doc",), ("emb",)))
+    names.put("neo4j", "gone", Definition("INDEX", "RANGE", "NODE", ("Gone",), ("x",)))
+    names.put("neo4j", "uid", Definition("CONSTRAINT", "UNIQUE", "NODE", ("User",), ("id",)))
+    falkor = _Graph([["Doc", ["emb", "t"], {"emb": ["VECTOR"], "t": ["FULLTEXT"]},
+                      {"emb": {"dimension": 4, "similarityFunction": "euclidean"}}, "NODE"],
+                     ["User", ["id"], {"id": ["RANGE"]}, {}, "NODE"]],
+                    [["UNIQUE", "User", ["id"], "NODE", "OPERATIONAL"]])
+    catalog = asyncio.run(read_catalog(GraphContext("neo4j", 1, falkor.read), names))
+    by_name = {e.name: e for e in catalog.indexes}
+    assert by_name["docs"].options["indexConfig"] == {"vector.dimensions": 4,
+                                                      "vector.similarity_function": "EUCLIDEAN"}
+    assert "gone" not in by_name                                # FalkorDB no longer backs it
+    assert by_name["uid"].owner == "uid" and [c.name for c in catalog.constraints] == ["uid"]
+    (fulltext,) = [e for e in catalog.indexes if e.definition.kind == "FULLTEXT"]
+    assert fulltext.name.startswith("index_") and fulltext.definition.properties == ("t",)
+    names.put("neo4j", "docs", None)
+    assert "docs" not in NameStore(tmp_path / "names.json").load("neo4j")
