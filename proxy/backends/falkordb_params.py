@@ -28,7 +28,7 @@ from typing import Any
 
 from neo4j.time import Date, DateTime, Duration, Time
 
-from extensions.cypher.tokens import tokenize
+from extensions.cypher.tokens import string_value
 from proxy.backends.falkordb_values import param_error, quote_name, to_literal
 from proxy.errors import CypherError
 from proxy.values import Point
@@ -169,7 +169,7 @@ def _refuse_zone(value: Any, name: str, kind: str, local: str) -> None:
 #: about ten times slower than its parameter header (a 1 MB literal: 0.24 s against 0.025 s), and
 #: the query text itself is capped (`falkordb.MAX_QUERY_CHARS`).
 LIFT_CHARS = 4096
-_STRING = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|//[^\n]*|/\*.*?\*/""", re.S)
+_STRING = re.compile(r"""'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*"|`[^`]*`|//[^\n]*|/\*.*?\*/""", re.S)
 
 
 def lift_long_strings(query: str, params: dict[str, Any] | None) -> Inlined:
@@ -184,11 +184,11 @@ def lift_long_strings(query: str, params: dict[str, Any] | None) -> Inlined:
         if len(raw) < LIFT_CHARS or raw[0] not in "'\"":
             continue
         try:
-            token = tokenize(raw)[0]                  # the string, then EOF
+            value = string_value(raw)
         except CypherError:
             continue                                  # a malformed escape: FalkorDB reports it
         name = next(f"__s{i}" for i in range(len(params) + 1) if f"__s{i}" not in params)
-        params[name] = token.value
+        params[name] = value
         pieces += [query[start:lexeme.start()], f"${name}"]
         renames.append((f"${name}", raw))
         start = lexeme.end()
