@@ -23,43 +23,12 @@ from __future__ import annotations
 import unicodedata
 from functools import lru_cache
 
-#: Java's inline flags -> the internal flag letters used here.
-_FLAGS = {"i": "i", "m": "m", "s": "s", "u": "u", "x": "x", "d": "d", "U": "U"}
-_TERMINATORS = "\\n\\r\\u0085\\u2028\\u2029"
-_WORD = "a-zA-Z0-9_"
-#: Java's predefined classes (ASCII unless (?U), which is not translated), as class contents.
-_CLASSES = {
-    "d": "0-9", "w": _WORD, "s": " \\t\\n\\x0B\\f\\r",
-    "h": " \\t\\u00A0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000",
-    "v": "\\n\\x0B\\f\\r\\u0085\\u2028\\u2029",
-}
-#: Java's POSIX character classes: US-ASCII only.
-_POSIX = {
-    "lower": "a-z", "upper": "A-Z", "ascii": "\\x00-\\x7F", "alpha": "a-zA-Z", "digit": "0-9",
-    "alnum": "a-zA-Z0-9", "punct": "!-/:-@\\[-`{-~", "graph": "!-~", "print": " -~", "blank": " \\t",
-    "cntrl": "\\x00-\\x1F\\x7F", "xdigit": "0-9a-fA-F", "space": " \\t\\n\\x0B\\f\\r",
-}
-_POSIX_NAMES = {"Lower", "Upper", "ASCII", "Alpha", "Digit", "Alnum", "Punct", "Graph", "Print", "Blank",
-                "Cntrl", "XDigit", "Space"}
-#: Under (?i) Java matches these case-insensitively: any cased letter.
-_CASED = {"lower": "a-zA-Z", "upper": "a-zA-Z", "Lu": "\\p{LC}", "Ll": "\\p{LC}", "Lt": "\\p{LC}",
-          "lowercase": "\\p{Lowercase}\\p{Uppercase}\\p{Lt}", "uppercase": "\\p{Lowercase}\\p{Uppercase}\\p{Lt}",
-          "titlecase": "\\p{Lowercase}\\p{Uppercase}\\p{Lt}"}
-#: Java's binary properties (`\\p{IsAlphabetic}`) and java.lang.Character classes -> Oniguruma.
-_PROPERTIES = {
-    "alphabetic": "\\p{Alphabetic}", "letter": "\\p{L}", "ideographic": "\\p{Ideographic}",
-    "lowercase": "\\p{Lowercase}", "uppercase": "\\p{Uppercase}", "titlecase": "\\p{Lt}",
-    "white_space": "\\p{White_Space}", "whitespace": "\\p{White_Space}", "control": "\\p{Cc}",
-    "punctuation": "\\p{P}", "hex_digit": "\\p{Hex_Digit}", "hexdigit": "\\p{Hex_Digit}",
-    "join_control": "\\p{Join_Control}", "joincontrol": "\\p{Join_Control}", "digit": "\\p{Nd}",
-    "noncharacter_code_point": "\\p{Noncharacter_Code_Point}", "assigned": "\\P{Cn}",
-    "javalowercase": "\\p{Lowercase}", "javauppercase": "\\p{Uppercase}", "javaletter": "\\p{L}",
-    "javadigit": "\\p{Nd}", "javaletterordigit": "\\p{L}\\p{Nd}", "javaalphabetic": "\\p{Alphabetic}",
-    "javaideographic": "\\p{Ideographic}", "javatitlecase": "\\p{Lt}", "javaspacechar": "\\p{Z}",
-    "javaisocontrol": "\\x00-\\x1F\\x7F-\\x9F",
-}
-_CATEGORIES = {c for c in ("L Lu Ll Lt Lm Lo LC M Mn Mc Me N Nd Nl No P Pc Pd Ps Pe Pi Pf Po S Sm Sc "
-                           "Sk So Z Zs Zl Zp C Cc Cf Co Cs Cn").split()}
+from .java_classes import (CLASSES, TERMINATORS, WORD, NoEquivalent, UnknownProperty, escaped, property_class,
+                           ranges, unicode_case_class)
+
+#: Java's inline flags: CASE_INSENSITIVE, MULTILINE, DOTALL, UNICODE_CASE, COMMENTS, UNIX_LINES,
+#: UNICODE_CHARACTER_CLASS.
+_FLAGS = set("imsuxdU")
 _MAX_REPEAT = 100_000          # Oniguruma's limit on {n,m}
 #: Put before every assertion: Oniguruma refuses to repeat one, or an alternation with one in a
 #: branch of its own ("target of repeat operator is invalid"), unless something precedes it; Java
@@ -157,7 +126,7 @@ class _Translator:
             return "[" + self.class_body() + "]"
         if c == ".":
             return "[\\s\\S]" if "s" in self.flags else (
-                "[^\\n]" if "d" in self.flags else f"[^{_TERMINATORS}]")
+                "[^\\n]" if "d" in self.flags else f"[^{TERMINATORS}]")
         if c in "^$":
             return _ASSERT + (self.caret() if c == "^" else self.dollar())
         if c == "\\":
@@ -266,8 +235,7 @@ class _Translator:
                 raise self.invalid("Unknown inline modifier", self.i - 1)
             if c == "U":
                 raise self.untranslatable("the flag (?U) (UNICODE_CHARACTER_CLASS)")
-            flag = _FLAGS[c]
-            self.flags = (self.flags + flag) if on else self.flags.replace(flag, "")
+            self.flags = (self.flags + c) if on else self.flags.replace(c, "")
 
     # -- anchors
 
@@ -284,8 +252,8 @@ class _Translator:
         if "d" in self.flags:
             return "(?=\\n|\\z)" if "m" in self.flags else "(?=\\n?\\z)"
         if "m" in self.flags:
-            return f"(?=[{_TERMINATORS}]|\\z)(?!(?<=\\r)\\n)"
-        return f"(?=(?:\\r\\n|[{_TERMINATORS}])?\\z)(?!(?<=\\r)\\n)"
+            return f"(?=[{TERMINATORS}]|\\z)(?!(?<=\\r)\\n)"
+        return f"(?=(?:\\r\\n|[{TERMINATORS}])?\\z)(?!(?<=\\r)\\n)"
 
     # -- escapes
 
@@ -294,8 +262,8 @@ class _Translator:
         c = self.take()
         if c in "bBAGzZ":
             return _ASSERT + self.assertion(c)
-        if c in _CLASSES or c.lower() in _CLASSES:
-            inside = _CLASSES[c.lower()]
+        if c in CLASSES or c.lower() in CLASSES:
+            inside = CLASSES[c.lower()]
             return f"[^{inside}]" if c.isupper() else f"[{inside}]"
         if c in "pP":
             inside = self.property()
@@ -320,9 +288,9 @@ class _Translator:
         if c == "b":
             if self.peek() == "{":
                 raise self.untranslatable("\\b{g} (grapheme cluster boundaries)")
-            return f"(?:(?<=[{_WORD}])(?![{_WORD}])|(?<![{_WORD}])(?=[{_WORD}]))"
+            return f"(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))"
         if c == "B":
-            return f"(?:(?<=[{_WORD}])(?=[{_WORD}])|(?<![{_WORD}])(?![{_WORD}]))"
+            return f"(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))"
         if c in "AG":
             return "\\A"                           # \G: where the match starts, for `matches` the start
         if c == "z":
@@ -421,50 +389,26 @@ class _Translator:
             self.i = end + 1
         else:
             name = self.take()
-        if "i" in self.flags and (cased := _cased(name)):
-            return cased
-        key, _, value = name.partition("=")
-        key = key.lower()
-        if value:
-            if key in ("gc", "general_category") and value in _CATEGORIES:
-                return f"\\p{{{value}}}"
-            if key in ("sc", "script"):
-                return f"\\p{{{value}}}"
-            raise self.untranslatable(f"the property \\p{{{name}}}")
-        if name in _CATEGORIES:
-            return f"\\p{{{name}}}"
-        if name.startswith("Is"):
-            rest = name[2:]
-            if rest in _CATEGORIES:
-                return f"\\p{{{rest}}}"
-            if rest.lower() in _PROPERTIES:
-                return _PROPERTIES[rest.lower()]
-            if rest.isalpha():
-                return f"\\p{{{rest}}}"             # a script: Java and Oniguruma share the names
-        if name.startswith("In"):
-            raise self.untranslatable(f"the Unicode block \\p{{{name}}}; use a range or a script (\\p{{IsGreek}})")
-        if name in _POSIX_NAMES:
-            return _POSIX[name.lower()]
-        if name in ("javaLowerCase", "javaUpperCase", "javaLetter", "javaDigit", "javaLetterOrDigit",
-                    "javaAlphabetic", "javaIdeographic", "javaTitleCase", "javaSpaceChar", "javaISOControl"):
-            return _PROPERTIES[name.lower()]
-        if name == "all":
-            return "\\s\\S"
-        raise self.invalid(f"Unknown character property name {{{name}}}")
+        try:
+            return property_class(name, "i" in self.flags)
+        except UnknownProperty as exc:
+            raise self.invalid(str(exc)) from None
+        except NoEquivalent as exc:
+            raise self.untranslatable(str(exc)) from None
 
     # -- literals and classes
 
     def literal(self, code: int) -> str:
         variants = self.variants(code)
         if len(variants) == 1:
-            return _escaped(code)
-        return "[" + "".join(_escaped(v, in_class=True) for v in sorted(variants)) + "]"
+            return escaped(code)
+        return "[" + "".join(escaped(v, in_class=True) for v in sorted(variants)) + "]"
 
     def variants(self, code: int) -> set[int]:
         if "i" not in self.flags:
             return {code}
         if "u" in self.flags:
-            return _unicode_case_class(code)
+            return unicode_case_class(code)
         char = chr(code)
         if char.isascii() and char.isalpha():
             return {ord(char.lower()), ord(char.upper())}
@@ -507,7 +451,7 @@ class _Translator:
         if self.peek() == "\\" and self.peek(1) in ("d", "D", "w", "W", "s", "S", "h", "H", "v", "V", "p", "P"):
             self.i += 1
             kind = self.take()
-            inside = self.property() if kind in "pP" else _CLASSES[kind.lower()]
+            inside = self.property() if kind in "pP" else CLASSES[kind.lower()]
             return f"[^{inside}]" if kind.isupper() else inside
         low = self.class_atom()
         if self.peek() == "-" and self.peek(1) not in ("]", "[", "") and self.p[self.i + 1:self.i + 3] != "&&":
@@ -528,10 +472,10 @@ class _Translator:
         return self.char_escape(e)
 
     def class_char(self, code: int) -> str:
-        return "".join(_escaped(v, in_class=True) for v in sorted(self.variants(code)))
+        return "".join(escaped(v, in_class=True) for v in sorted(self.variants(code)))
 
     def class_range(self, low: int, high: int) -> str:
-        out = f"{_escaped(low, in_class=True)}-{_escaped(high, in_class=True)}"
+        out = f"{escaped(low, in_class=True)}-{escaped(high, in_class=True)}"
         if "i" not in self.flags:
             return out
         extra: set[int] = set()
@@ -539,91 +483,11 @@ class _Translator:
             if high - low > 0x3000:
                 raise self.untranslatable("a character range over 12,288 characters under (?iu)")
             for code in range(low, high + 1):
-                extra |= _unicode_case_class(code)
+                extra |= unicode_case_class(code)
         else:
             for code in range(max(low, 0x41), min(high, 0x7A) + 1):
                 char = chr(code)
                 if char.isalpha():
                     extra |= {ord(char.lower()), ord(char.upper())}
         extra = {c for c in extra if not low <= c <= high}
-        return out + "".join(_ranges(sorted(extra)))
-
-
-def _cased(name: str) -> str | None:
-    """Under (?i) Java widens the case properties to every cased letter."""
-    for prefix in ("Is", "gc=", "general_category="):
-        if name.startswith(prefix) and name[len(prefix):] in ("Lu", "Ll", "Lt"):
-            name = name[len(prefix):]
-    if name in ("Lower", "Upper"):
-        return _CASED[name.lower()]
-    if name in ("Lu", "Ll", "Lt"):
-        return _CASED[name]
-    if name.startswith("Is") and name[2:].lower() in _CASED:
-        return _CASED[name[2:].lower()]
-    if name in ("javaLowerCase", "javaUpperCase", "javaTitleCase"):
-        return _CASED["lowercase"]
-    return None
-
-
-def _ranges(codes: list[int]) -> list[str]:
-    out, start = [], None
-    for index, code in enumerate(codes):
-        if start is None:
-            start = code
-        if index + 1 == len(codes) or codes[index + 1] != code + 1:
-            out.append(_escaped(start, in_class=True) if start == code else
-                       f"{_escaped(start, in_class=True)}-{_escaped(code, in_class=True)}")
-            start = None
-    return out
-
-
-_META = set("\\^$.|?*+()[]{}")
-_CLASS_META = set("\\^-[]&")
-
-
-def _escaped(code: int, in_class: bool = False) -> str:
-    """One code point as Oniguruma pattern text that means exactly that character."""
-    char = chr(code)
-    if code < 0x20 or code == 0x7F:
-        return f"\\x{code:02X}"
-    if char in (_CLASS_META if in_class else _META) or (in_class and char in "{}|$.*+?()"):
-        return "\\" + char
-    if 0xD800 <= code < 0xE000 or (code < 0x10000 and not char.isprintable()):
-        return f"\\u{code:04X}"
-    return char
-
-
-def _simple_upper(char: str) -> str:
-    upper = char.upper()
-    if len(upper) == 1:
-        return upper
-    title = char.title()
-    return title if len(title) == 1 else char
-
-
-def _simple_lower(char: str) -> str:
-    lower = char.lower()
-    return lower if len(lower) == 1 else lower[0]
-
-
-def _fold(char: str) -> str:
-    """Java's UNICODE_CASE equivalence: Character.toLowerCase(Character.toUpperCase(c))."""
-    return _simple_lower(_simple_upper(char))
-
-
-@lru_cache(maxsize=None)
-def _fold_classes() -> dict[str, frozenset[int]]:
-    """Fold -> every code point with that fold (built once, on the first `(?iu)`)."""
-    classes: dict[str, set[int]] = {}
-    for code in range(0x110000):
-        if 0xD800 <= code < 0xE000:
-            continue
-        char = chr(code)
-        if char.upper() != char or char.lower() != char or char.title() != char:
-            classes.setdefault(_fold(char), set()).add(code)
-    return {fold: frozenset(codes) for fold, codes in classes.items()}
-
-
-def _unicode_case_class(code: int) -> set[int]:
-    char = chr(code)
-    return {code} | set(_fold_classes().get(_fold(char), ()))
+        return out + "".join(ranges(sorted(extra)))
