@@ -197,12 +197,6 @@ def test_zoned_datetime_is_refused_with_the_utc_instant(clean_graph):
     assert records[0]["h"] == 9
 
 
-def test_huge_duration_parameter_is_a_clean_error(driver):
-    with pytest.raises(ClientError) as failure:
-        driver.execute_query("RETURN $d AS d", {"d": neo4j.time.Duration(days=106751991167300, nanoseconds=999999999)})
-    assert failure.value.code.startswith("Neo.ClientError.Statement.")
-
-
 # -- notifications ------------------------------------------------------------------------------
 
 def test_explain_warns_about_a_cartesian_product(driver):
