@@ -29,7 +29,7 @@ from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
 from proxy.values import Node, Relationship
 
-from . import bind, dialect
+from . import bind, bridges, dialect
 from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
@@ -60,6 +60,8 @@ class ExtensionPlanner:
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
+        if backend_kind == "falkordb":
+            self._triggers += bridges.triggers()
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -77,12 +79,19 @@ class ExtensionPlanner:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
             return await self._run_command(plan, params, runner)
+        if plan.derived:
+            params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
         text = plan.text
         if plan.prefix == "EXPLAIN":
             for step in plan.steps:
                 if isinstance(step, LateStep):
                     text = text.replace(step.marker, step.render([]))
-            return await runner.run(text, {**params, **plan.placeholders})
+            result = await runner.run(text, {**params, **plan.placeholders})
+            if plan.cartesian:
+                summary = await result.consume()
+                if bridges.shows_cartesian_product(summary.plan):
+                    summary.notifications.extend(plan.cartesian)
+            return result
         values: dict[str, Any] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
@@ -120,8 +129,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
+        derived, cartesian = {}, []
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
+            bridged = bridges.bridge(tree, query)
+            edits += bridged.edits
+            derived, cartesian = bridged.derived, bridged.cartesian
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -131,12 +144,13 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not (tree.options and kind == "falkordb"):
+        if not edits and not cartesian and not (tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
-                    options=tree.options if kind != "falkordb" else None)
+                    options=tree.options if kind != "falkordb" else None,
+                    derived=derived, cartesian=cartesian)
 
     def _command(self, tree: A.Query) -> tuple | None:
         """(handler, node) when `tree` is a schema command the proxy runs on this backend."""

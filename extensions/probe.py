@@ -119,6 +119,10 @@ class Plan:
     options: str | None = None
     #: A schema command the proxy runs itself: (CommandHandler, typed command node).
     command: tuple | None = None
+    #: parameters computed from the client's before running (FalkorDB bridges, bridges.derive)
+    derived: dict[str, Any] = field(default_factory=dict)
+    #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
+    cartesian: list = field(default_factory=list)
 
     @property
     def text(self) -> str:

@@ -110,6 +110,8 @@ class Session:
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig | None = None) -> Result:
         """Run a query in the open transaction, or auto-commit with `config`."""
+        if self._tx is None and config is not None:
+            self.backend.check_bookmarks(config.bookmarks)
         if self._tx is not None:
             runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user,
                                                self.credentials)
@@ -121,6 +123,7 @@ class Session:
         if self._tx is not None:
             raise CypherError("Neo.ClientError.Transaction.TransactionStartFailed",
                               "A transaction is already open in this session.")
+        self.backend.check_bookmarks(config.bookmarks)
         self._tx = await self.backend.begin(config, self.credentials)
         self._tx_config = config
 

@@ -225,11 +225,12 @@ class ServerPair:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         self._watchdog = self._restarting = None
+        await self._close_control()
+        # The servers first: a replica that lost its link to a closed relay would reconnect at once.
+        await asyncio.gather(*(server.stop() for server in self._servers.values()))
         if self._relay is not None:
             await self._relay.stop()
             self._relay = None
-        await self._close_control()
-        await asyncio.gather(*(server.stop() for server in self._servers.values()))
         self._journal.close()
 
     async def _close_control(self) -> None:

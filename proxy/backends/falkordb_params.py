@@ -28,7 +28,9 @@ from typing import Any
 
 from neo4j.time import Date, DateTime, Duration, Time
 
+from extensions.cypher.tokens import string_value
 from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, to_literal
+from proxy.errors import CypherError
 from proxy.values import Point
 
 _TOKEN = re.compile(r"\$\s*(?:`([^`]*)`|(\w+))")
@@ -163,3 +165,34 @@ def _refuse_zone(value: Any, name: str, kind: str, local: str) -> None:
                           "change the value; convert it yourself, e.g. to UTC and strip the zone "
                           "(value.astimezone(timezone.utc).replace(tzinfo=None)), or send it as an "
                           "ISO 8601 string")
+
+
+#: String literals at least this long travel as parameters instead: FalkorDB parses query text
+#: about ten times slower than its parameter header (a 1 MB literal: 0.24 s against 0.025 s), and
+#: the query text itself is capped (`falkordb.MAX_QUERY_CHARS`).
+LIFT_CHARS = 4096
+_STRING = re.compile(r"""'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*"|`[^`]*`|//[^\n]*|/\*.*?\*/""", re.S)
+
+
+def lift_long_strings(query: str, params: dict[str, Any] | None) -> Inlined:
+    """Move string literals of `LIFT_CHARS` or more out of `query` into parameters `$__sN`
+    (`Inlined.column` names a result column by the literal again, as Neo4j does)."""
+    params = dict(params or {})
+    if len(query) < LIFT_CHARS:
+        return Inlined(query, params)
+    pieces, renames, start = [], [], 0
+    for lexeme in _STRING.finditer(query):
+        raw = lexeme.group()
+        if len(raw) < LIFT_CHARS or raw[0] not in "'\"":
+            continue
+        try:
+            value = string_value(raw)
+        except CypherError:
+            continue                                  # a malformed escape: FalkorDB reports it
+        name = next(f"__s{i}" for i in range(len(params) + 1) if f"__s{i}" not in params)
+        params[name] = value
+        pieces += [query[start:lexeme.start()], f"${name}"]
+        renames.append((f"${name}", raw))
+        start = lexeme.end()
+    pieces.append(query[start:])
+    return Inlined("".join(pieces), params, renames)

@@ -307,7 +307,9 @@ class BoltConnection:
         database, _imp_user = m.route_database(fields[2])
         backend = self._session.backend
         database = database or backend.default_database
-        if database != "system" and database not in await backend.databases(self._session.credentials):
+        # Names ignore case, as in Neo4j; the table names the database as asked (drivers key it so).
+        if database.lower() != "system" and database.lower() not in {
+                name.lower() for name in await backend.databases(self._session.credentials)}:
             raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
                               f"Database does not exist. Database name: '{database}'.")
         address = self._routing_address or _address(self._writer.get_extra_info("sockname"))

@@ -131,9 +131,9 @@ def test_neo4j_vector_from_texts_finds_the_nearest_text(langchain):
                                      "labelsOrTypes": ["StockChunk"], "properties": ["embedding"]}]
 
 
-@pytest.mark.xfail(strict=True, reason="FalkorDB 4.16 drops the SET of langchain's first chat message "
-                                       "(OPTIONAL MATCH ... CREATE ... SET ... WITH ... WHERE): issue 8")
 def test_chat_message_history_round_trip(langchain):
+    """FalkorDB alone drops the SET of the first message (OPTIONAL MATCH ... CREATE ... SET ...
+    WITH ... WHERE); the proxy's `WITH v AS v` bridge keeps it (extensions/bridges/writes.py)."""
     assert langchain["chat"] == [["human", "How much gas does Troll produce?"],
                                  ["ai", "About 30 billion cubic metres a year."], ["human", "And oil?"]]
 

@@ -102,7 +102,6 @@ def test_unparsable_extension_query_reports_the_syntax_error(planner):
 
 
 @pytest.mark.parametrize("query, error", [
-    ("MATCH (n) WHERE n.name =~ 'A.*' RETURN n", "does not currently support =~"),
     ("MATCH (n) WHERE n.x IS :: INTEGER RETURN n", ""),
     ("MATCH (n) WHERE EXISTS { (n)-->(m) WHERE m.x > 2 } RETURN n", ""),
     ("MATCH (n) WHERE COUNT { (n)-->() } > 1 RETURN n", ""),
