@@ -19,8 +19,8 @@
 from __future__ import annotations
 
 import asyncio
-from functools import lru_cache
 from collections.abc import Hashable
+from functools import lru_cache
 from itertools import count
 from operator import itemgetter
 from typing import Any
@@ -427,11 +427,11 @@ def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tu
 def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple) -> dict[str, Any]:
     """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
     nodes, values = list(node_side.values()), list(value_side.values())
+    if not nodes or not values:              # no rows (or a write between the two probes)
+        return site.lookup.bind([])
     width = len(values)
     ext = site.ext
-    if not nodes:
-        rows: list = []
-    elif ext.evaluate_product is not None:
+    if ext.evaluate_product is not None:
         rows = ext.evaluate_product(nodes, values, *prepared)
         if len(rows) != len(nodes) or any(len(row) != width for row in rows):
             raise database_error(f"{ext.name}() returned a product of the wrong shape for "

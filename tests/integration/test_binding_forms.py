@@ -23,11 +23,7 @@ from hypothesis import strategies as st
 
 from extensions.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, NodeRef, Registry
-from proxy.backends.falkordb import FalkorDBBackend
-from tests.unit.test_planner_support import RecordingRunner, rows
-
-AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
-
+from tests.unit.test_planner_support import embedded_database, rows
 
 def _val(rows_):
     return [f"{n.id if isinstance(n, NodeRef) else n!r}:{x!r}:{y!r}" for n, x, y in rows_]
@@ -42,10 +38,8 @@ nullable = st.none() | values
 
 @pytest.fixture(scope="module")
 async def database(tmp_path_factory):
-    db = FalkorDBBackend(tmp_path_factory.mktemp("binding"), persistent=False)
-    await db.start()
-    yield RecordingRunner(db, await db.authenticate(AUTH))
-    await db.stop()
+    async with embedded_database(tmp_path_factory.mktemp("binding")) as recording:
+        yield recording
 
 
 async def _graph(db, node_lists: list[list]) -> None:

@@ -6,21 +6,17 @@ from __future__ import annotations
 import pytest
 
 from extensions.planner import ExtensionPlanner
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.errors import CypherError
-from tests.unit.test_planner_support import RecordingRunner, registry, rows
+from tests.unit.test_planner_support import embedded_database, registry, rows
 
-AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 GRAPH = ("CREATE (:P {name: 'Anna', code: 'AB-12'})-[:KNOWS]->(:P {name: 'bob', code: 'x'}), "
          "(:P {name: 'Åse', code: 'CD-7'}), (:P {code: 'no name'}), (:Q {name: 42})")
 
 
 @pytest.fixture(scope="module")
 async def runner(tmp_path_factory):
-    db = FalkorDBBackend(tmp_path_factory.mktemp("bridges"), persistent=False)
-    await db.start()
-    yield RecordingRunner(db, await db.authenticate(AUTH))
-    await db.stop()
+    async with embedded_database(tmp_path_factory.mktemp("bridges")) as recording:
+        yield recording
 
 
 @pytest.fixture

@@ -253,3 +253,18 @@ async def test_a_warm_repeat_computes_nothing_until_the_graph_or_the_data_change
     database.state = 2                                        # a write
     database.rows.append({"p": (5, ["P"]), "y": 2020, "m": 1})
     assert _lookup(await bound(), "__ext0", 5, ["2020"]) == 5 * 10_000 + 2020 and calls == [4, 4, 6]
+
+
+async def test_a_write_between_the_two_probes_binds_nothing_rather_than_failing():
+    class _Racing(_Database):
+        async def run(self, query: str, params: dict):
+            result = await super().run(query, params)
+            if "__ids" not in query and "RETURN DISTINCT" in query:      # the value probe: rows gone
+                return ListResult(result.keys, [], Summary("neo4j"))
+            return result
+
+    database = _Racing([{"p": (3, ["P"]), "y": 2020, "m": 1}])
+    planner = ExtensionPlanner(REGISTRY, backend_kind="falkordb")
+    await planner.execute(QUERY, {"years": [], "months": []}, database)
+    assert _lookup(database.final, "__ext0", 3, ["2020"]) is None
+    assert _lookup(database.final, "__ext2", 3, []) is None
