@@ -193,3 +193,34 @@ def test_a_reimport_while_serving_changes_the_answer(tmp_path):
         _import(tmp_path, source, *flags)
         assert answer() == [(2019, 12.0), (2020, 1011.0)]
 
+
+
+@pytest.mark.parametrize("ttl", ["0", "30"])
+def test_the_neo4j_backend_binds_the_same_values(tmp_path, ttl):
+    """Behind an upstream (here another proxy) values are bound as maps keyed by element id, then
+    by key: each query shape reads what the embedded backend's grids and lists read."""
+    (tmp_path / "sensor.csv").write_text(SENSOR_CSV)
+    for name in ("front", "direct"):
+        _import(tmp_path / name, tmp_path / "sensor.csv", "--label", "Sensor", "--key-column", "sensor",
+                "--channel", "temp", "--date-column", "date", "--resolution", "day")
+    graph = ("CREATE (:Sensor {id: 's1', since: '2020-2-28'}), (:Sensor {id: 's2', since: '2021-2-28'}), "
+             "(:Sensor {id: 'nope', since: '2020'})")
+    queries = [
+        "MATCH (s:Sensor) UNWIND ['2020-2', '2021-2', null, 2020] AS m "
+        "RETURN s.id AS id, m, ts_avg(s.temp, m) AS v ORDER BY id, toString(m)",
+        "MATCH (s:Sensor) UNWIND range(27, 29) AS d WITH s, '2020-2-' + toString(d) AS day "
+        "RETURN s.id AS id, day, ts_at(s.temp, day) AS v, ts_sum(s.temp, day, null) AS rest ORDER BY id, day",
+        "MATCH (s:Sensor) RETURN s.id AS id, ts_sum(s.temp, s.since) AS v, ts_last(s.temp) AS last ORDER BY id",
+    ]
+    with ProxyProcess() as back, \
+            ProxyProcess(data_dir=tmp_path / "front", args=["--upstream", back.uri, "--probe-cache-ttl", ttl]) as front, \
+            ProxyProcess(data_dir=tmp_path / "direct") as direct, \
+            neo4j.GraphDatabase.driver(front.uri, auth=(USER, PASSWORD)) as through, \
+            neo4j.GraphDatabase.driver(direct.uri, auth=(USER, PASSWORD)) as embedded:
+        through.execute_query(graph)
+        embedded.execute_query(graph)
+        for query in queries:
+            expected = [r.values() for r in embedded.execute_query(query).records]
+            assert expected and any(v is not None for row in expected for v in row[2:])
+            for _ in range(2):                        # the second time from the probe cache (ttl 30)
+                assert [r.values() for r in through.execute_query(query).records] == expected, query
