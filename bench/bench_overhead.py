@@ -48,7 +48,7 @@ CLIENTS, SECONDS = 16, 10.0
 ROWS = {
     "seed query, warm p50 (driver session.run)": ("ratio", "<= 1.0 ms"),
     f"ts_avg, {NODES} nodes x 10 years": ("ratio", "<= 10x"),
-    f"ts_avg, {NODES} nodes x 10 years, after a write": ("ratio", "(nothing cached)"),
+    f"ts_avg, {NODES} x 10 years, after a write": ("ratio", "(nothing cached)"),
     "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
     "Neo4j backend hop, RETURN 1 p50": ("diff", "+ <= 0.3 ms"),
     "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.3x"),
@@ -125,7 +125,7 @@ def _bulk_row(out: dict) -> None:
                 driver.execute_query(query)
                 times.append(time.perf_counter() - started)
             return statistics.median(times)
-        out[f"ts_avg, {NODES} nodes x 10 years, after a write"] = (after_write(BULK_QUERY), after_write(BULK_BASELINE))
+        out[f"ts_avg, {NODES} x 10 years, after a write"] = (after_write(BULK_QUERY), after_write(BULK_BASELINE))
 
 
 def _wire_rows(out: dict) -> None:
