@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from extensions.planner import ExtensionPlanner
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.errors import CypherError
 from tests.unit.test_planner_support import RecordingRunner, registry, rows
 
@@ -16,11 +15,8 @@ GRAPH = ("CREATE (:P {name: 'Anna', code: 'AB-12'})-[:KNOWS]->(:P {name: 'bob', 
 
 
 @pytest.fixture(scope="module")
-async def runner(tmp_path_factory):
-    db = FalkorDBBackend(tmp_path_factory.mktemp("bridges"), persistent=False)
-    await db.start()
-    yield RecordingRunner(db, await db.authenticate(AUTH))
-    await db.stop()
+async def runner(embedded):
+    return RecordingRunner(embedded, await embedded.authenticate(AUTH))
 
 
 @pytest.fixture
