@@ -23,7 +23,10 @@ from hypothesis import strategies as st
 
 from extensions.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, NodeRef, Registry
-from tests.unit.test_planner_support import embedded_database, rows
+from tests.unit.test_planner_support import RecordingRunner, rows
+
+AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
+
 
 def _val(rows_):
     return [f"{n.id if isinstance(n, NodeRef) else n!r}:{x!r}:{y!r}" for n, x, y in rows_]
@@ -37,9 +40,8 @@ nullable = st.none() | values
 
 
 @pytest.fixture(scope="module")
-async def database(tmp_path_factory):
-    async with embedded_database(tmp_path_factory.mktemp("binding")) as recording:
-        yield recording
+async def database(embedded):
+    return RecordingRunner(embedded, await embedded.authenticate(AUTH))
 
 
 async def _graph(db, node_lists: list[list]) -> None:

@@ -7,16 +7,16 @@ import pytest
 
 from extensions.planner import ExtensionPlanner
 from proxy.errors import CypherError
-from tests.unit.test_planner_support import embedded_database, registry, rows
+from tests.unit.test_planner_support import RecordingRunner, registry, rows
 
+AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 GRAPH = ("CREATE (:P {name: 'Anna', code: 'AB-12'})-[:KNOWS]->(:P {name: 'bob', code: 'x'}), "
          "(:P {name: 'Åse', code: 'CD-7'}), (:P {code: 'no name'}), (:Q {name: 42})")
 
 
 @pytest.fixture(scope="module")
-async def runner(tmp_path_factory):
-    async with embedded_database(tmp_path_factory.mktemp("bridges")) as recording:
-        yield recording
+async def runner(embedded):
+    return RecordingRunner(embedded, await embedded.authenticate(AUTH))
 
 
 @pytest.fixture

@@ -31,11 +31,8 @@ needs_java = pytest.mark.skipif(JAVA is None, reason="no Java 21 or newer instal
 
 
 @pytest.fixture(scope="module")
-async def falkordb(tmp_path_factory):
-    backend = FalkorDBBackend(tmp_path_factory.mktemp("regex"), persistent=False)
-    await backend.start()
-    yield backend
-    await backend.stop()
+async def falkordb(embedded):
+    return embedded
 
 
 async def oniguruma(backend: FalkorDBBackend, pairs: list[tuple[str, str]]) -> list[bool]:

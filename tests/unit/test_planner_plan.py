@@ -10,7 +10,6 @@ import pytest
 
 from extensions.planner import ExtensionPlanner
 from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.demo import SEED_QUERY as SEED
 from proxy.errors import CypherError
 from tests.unit.test_planner_support import (
@@ -27,14 +26,12 @@ AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 
 
 @pytest.fixture(scope="module")
-async def backend(tmp_path_factory):
-    db = FalkorDBBackend(tmp_path_factory.mktemp("planner"), persistent=False)
-    await db.start()
+async def backend(embedded):
+    db = embedded
     creds = await db.authenticate(AUTH)
     runner = RecordingRunner(db, creds)
     await (await runner.run(GRAPH, {})).consume()
-    yield db, creds
-    await db.stop()
+    return db, creds
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ expected answers can be computed by hand in Python, independently of the planner
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
 from statistics import mean
 from typing import Any
 
@@ -21,7 +20,6 @@ from extensions.registry import (
     VirtualProcedure,
 )
 from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.errors import argument_error
 
 
@@ -41,7 +39,6 @@ def _monthly() -> dict[str, dict[tuple[int, int], float]]:
 
 MONTHLY = _monthly()
 CHANNELS = ("prd_oe_net",)
-AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 CALLS: list[int] = []          # batch sizes seen by the stand-in, to check "once per extension"
 
 
@@ -148,17 +145,6 @@ class RecordingRunner:
         if self._tx is not None:
             return await self._tx.run(query, params)
         return await self.backend.run(query, params, TxConfig(), self._credentials)
-
-
-@asynccontextmanager
-async def embedded_database(path):
-    """A real embedded FalkorDB in `path` (not kept), behind a `RecordingRunner`."""
-    db = FalkorDBBackend(path, persistent=False)
-    await db.start()
-    try:
-        yield RecordingRunner(db, await db.authenticate(AUTH))
-    finally:
-        await db.stop()
 
 
 async def rows(result) -> list[list[Any]]:
