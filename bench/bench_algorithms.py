@@ -39,6 +39,7 @@ def _load(driver, sources: np.ndarray, targets: np.ndarray) -> None:
     for start in range(0, N, 10_000):
         driver.execute_query("UNWIND range($a, $b) AS i CREATE (:N {i: i})", a=start, b=min(N, start + 10_000) - 1)
     driver.execute_query("CREATE INDEX FOR (n:N) ON (n.i)")
+    driver.execute_query("CALL db.awaitIndexes()")              # filled in the background
     for start in range(0, M, 20_000):
         rows = [{"s": int(s), "t": int(t)} for s, t in zip(sources[start:start + 20_000], targets[start:start + 20_000])]
         driver.execute_query("UNWIND $rows AS r MATCH (a:N {i: r.s}), (b:N {i: r.t}) CREATE (a)-[:R]->(b)", rows=rows)

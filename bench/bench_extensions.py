@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import neo4j
@@ -54,7 +55,9 @@ def _seed() -> None:
         _row("seed query, warm (median of 20)", _median(driver, SEED_QUERY, 20), baseline)
 
 
-def _bulk() -> None:
+@contextmanager
+def meters_proxy():
+    """A proxy over `NODES` :Meter nodes, each with 10 years of monthly `kwh`; yields a driver."""
     with tempfile.TemporaryDirectory(prefix="bench-ts-") as tmp:
         data_dir = Path(tmp)
         months = pd.period_range("2011-01", "2020-12", freq="M").to_timestamp()
@@ -72,8 +75,13 @@ def _bulk() -> None:
                                  n=NODES)
             records = driver.execute_query(BULK_QUERY).records
             assert records[0]["n"] == NODES * 10
-            baseline = _median(driver, BULK_BASELINE, 5)
-            _row(f"ts_avg, {NODES} nodes x 10 years (median of 5)", _median(driver, BULK_QUERY, 5), baseline)
+            yield driver
+
+
+def _bulk() -> None:
+    with meters_proxy() as driver:
+        baseline = _median(driver, BULK_BASELINE, 5)
+        _row(f"ts_avg, {NODES} nodes x 10 years (median of 5)", _median(driver, BULK_QUERY, 5), baseline)
 
 
 def main() -> None:

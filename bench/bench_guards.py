@@ -1,4 +1,5 @@
-"""Hostile-input guards: the FalkorDB guard scan and the planner's trigger scan are linear.
+"""Hostile-input guards: the FalkorDB guard scan, the planner's trigger scan and the long-string
+lifter (`falkordb_params.lift_long_strings`) are linear.
 
 For each hostile shape, the time at 100k and at 1M characters: a linear scan grows 10x. The
 baseline is the old CREATE trigger regex (`create\\b[^;]*?[(\\[][^)\\]]*\\$`), which was quadratic.
@@ -11,6 +12,7 @@ import time
 
 from extensions import dialect
 from proxy.backends.falkordb_guards import _scan
+from proxy.backends.falkordb_params import lift_long_strings
 
 OLD_CREATE_TRIGGER = re.compile(r"create\b[^;]*?[(\[][^)\]]*\$")
 
@@ -22,6 +24,7 @@ SHAPES = {
     "spaces after (": lambda n: "create (" + " " * n + "x",
     "nested NOT (refused early)": lambda n: "RETURN " + "NOT " * (n // 4) + "true",
     "explain create ... indexes": lambda n: "explain " + "create " * (n // 7) + "indexes",
+    "long string, then /* /* ...": lambda n: "RETURN '" + "x" * 4096 + "' " + "/* " * ((n - 4200) // 3),
 }
 
 
@@ -37,13 +40,15 @@ def _seconds(fn) -> float:
 def main() -> None:
     pairs = dialect.triggers(["ts_avg", "distance"], ["pagerank"], True)
     print(f"{'shape':28} {'guard 100k':>11} {'guard 1M':>10} {'ratio':>6} {'trigger 100k':>13} "
-          f"{'trigger 1M':>11} {'ratio':>6}")
+          f"{'trigger 1M':>11} {'ratio':>6} {'lift 100k':>10} {'lift 1M':>9}")
     for name, make in SHAPES.items():
         small, big = make(100_000), make(1_000_000)
         guard = [_seconds(lambda q=q: _scan.__wrapped__(q)) for q in (small, big)]
         trigger = [_seconds(lambda q=q: dialect.triggered(q, pairs)) for q in (small, big)]
+        lift = [_seconds(lambda q=q: lift_long_strings(q, {})) for q in (small, big)]
         print(f"{name:28} {guard[0] * 1e3:9.2f}ms {guard[1] * 1e3:8.1f}ms {guard[1] / guard[0]:6.1f} "
-              f"{trigger[0] * 1e3:11.2f}ms {trigger[1] * 1e3:9.1f}ms {trigger[1] / trigger[0]:6.1f}")
+              f"{trigger[0] * 1e3:11.2f}ms {trigger[1] * 1e3:9.1f}ms {trigger[1] / trigger[0]:6.1f} "
+              f"{lift[0] * 1e3:8.2f}ms {lift[1] * 1e3:7.1f}ms")
     for n in (5_000, 20_000):
         text = "create " + "(" * n
         old = _seconds(lambda: OLD_CREATE_TRIGGER.search(text))

@@ -7,7 +7,9 @@
 - otherwise the query is parsed and planned once per text (`probe.py`):
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
-  runs with the values bound as parameters (`bind.py`);
+  runs with the values bound as parameters (`bind.py`); a probe whose calls' nodes and values
+  vary independently runs as two smaller probes (`split.py`), and probe rows are reused while
+  the graph is unchanged (`probe_cache.py`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -17,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Hashable
 from functools import lru_cache
 from itertools import count
 from operator import itemgetter
@@ -26,32 +29,41 @@ from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error
 from proxy.values import Node, Relationship
 
-from . import bind, dialect
+from . import bind, bridges, dialect
 from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
 from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
-                    check_parameters, local_call, splice)
+                    check_parameters, local_call, scalar_values, splice)
+from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
+from .split import SplitProbe, node_rows
 
 _CACHE_SIZE = 2048
 #: Longer queries are planned in a worker thread and not cached (parsing 600 KB takes ~3 s).
 _PLAN_INLINE_CHARS = 65_536
+#: A separated probe's product is evaluated when it has at most SMALL_PRODUCT tuples or at most
+#: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
+SMALL_PRODUCT = 10_000
+PRODUCT_RATIO = 100
 
 
 class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
-    def __init__(self, registry: Registry, *, backend_kind: str):
+    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None):
         self.registry = registry
         self.backend_kind = backend_kind
+        self.probe_cache = probe_cache
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
+        if backend_kind == "falkordb":
+            self._triggers += bridges.triggers()
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -72,12 +84,19 @@ class ExtensionPlanner:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
             return await self._run_command(plan, params, runner)
+        if plan.derived:
+            params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
         text = plan.text
         if plan.prefix == "EXPLAIN":
             for step in plan.steps:
                 if isinstance(step, LateStep):
                     text = text.replace(step.marker, step.render([]))
-            return await runner.run(text, {**params, **plan.placeholders})
+            result = await runner.run(text, {**params, **plan.placeholders})
+            if plan.cartesian:
+                summary = await result.consume()
+                if bridges.shows_cartesian_product(summary.plan):
+                    summary.notifications.extend(plan.cartesian)
+            return result
         values: dict[str, Any] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
@@ -86,7 +105,13 @@ class ExtensionPlanner:
                 await result.consume()
                 text = text.replace(step.marker, step.render([row[0] for row in rows]))
             else:
-                values.update(await self._run_step(step, {**params, **values}, runner))
+                bound = await self._run_step(step, {**params, **values}, runner)
+                values.update(bound)
+                if isinstance(step, ProbeStep) and (edits := bind.sparse_edits(
+                        (site.lookup for site in step.sites), bound)):
+                    runner = _Rewriting(runner, edits)
+        if isinstance(runner, _Rewriting):
+            text = runner.rewrite(text)
         return await runner.run(text, {**params, **values})
 
     # -- planning
@@ -109,8 +134,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
+        derived, cartesian = {}, []
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
+            bridged = bridges.bridge(tree, query)
+            edits += bridged.edits
+            derived, cartesian = bridged.derived, bridged.cartesian
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -120,12 +149,13 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not (tree.options and kind == "falkordb"):
+        if not edits and not cartesian and not (tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
-                    options=tree.options if kind != "falkordb" else None)
+                    options=tree.options if kind != "falkordb" else None,
+                    derived=derived, cartesian=cartesian)
 
     def _command(self, tree: A.Query) -> tuple | None:
         """(handler, node) when `tree` is a schema command the proxy runs on this backend."""
@@ -150,28 +180,115 @@ class ExtensionPlanner:
         return await self._steps[type(step)](step, params, runner)
 
     async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
-        result = await runner.run(step.text, params)
+        """The step's parameters: kept in the probe cache with the probe rows they came from
+        (a warm repeat computes nothing), else computed from the separated probes or the
+        combined one."""
+        key = self._values_key(step, params, runner)
+        if key is not None and (values := self.probe_cache.get(key)) is not None:
+            return values
+        values = await self._run_split(step, params, runner) if step.split is not None else None
+        if values is None:
+            rows = await self._probe_rows(step.text, params, runner)
+            values = {}
+            for site in step.sites:
+                values.update(await self._bind(site, rows, runner))
+        if key is not None:
+            self.probe_cache.put(key, values, estimate_value_bytes(values))
+        return values
+
+    def _values_key(self, step: ProbeStep, params: dict[str, Any], runner) -> Hashable | None:
+        """The probe cache key of a step's computed values: its probe's key (text, the parameters
+        it reads, graph state), the step, and the versions of the data its extensions read."""
+        cache = self.probe_cache
+        probe = cache.key(step.text, params, runner) if cache is not None else None
+        if probe is None:
+            return None
+        versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
+        return "values", step.token, probe, tuple(version() for version in versions)
+
+    async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
+        """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
+        cache = self.probe_cache
+        key = cache.key(text, params, runner) if cache is not None else None
+        if key is not None and (rows := cache.get(key)) is not None:
+            return rows
+        result = await runner.run(text, params)
         rows = await result.fetch(-1)
         await result.consume()
-        values: dict[str, Any] = {}
-        for site in step.sites:
-            values.update(await self._bind(site, rows, runner))
-        return values
+        if key is not None:
+            cache.put(key, rows)
+        return rows
 
     async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
-        offload = len(rows) > site.ext.offload_above
-        if offload:
+        if len(rows) > site.ext.offload_above:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
-        evaluate = site.ext.evaluate
-        if site.ext.prepare is not None and distinct:
-            prepared = await site.ext.prepare(graph_context(runner), list(distinct.values()))
-            evaluate = lambda tuples: site.ext.evaluate(tuples, prepared)      # noqa: E731
+        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
+
+    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
+        prepared = await self._prepared(site, lambda: list(distinct.values()), runner)
         if offload:
-            return await asyncio.to_thread(_bind_distinct, site, distinct, evaluate, self.backend_kind)
-        return _bind_distinct(site, distinct, evaluate, self.backend_kind)
+            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared)
+        return _bind_distinct(site, distinct, prepared)
+
+    async def _prepared(self, site: Site, arguments, runner) -> tuple:
+        """The extra arguments of the site's evaluate functions: what its `prepare` (if any)
+        returns after seeing the `arguments()` tuples."""
+        if site.ext.prepare is None:
+            return ()
+        tuples = arguments()
+        if not tuples:
+            return ()
+        return (await site.ext.prepare(graph_context(runner), tuples),)
+
+    # -- separated probes (split.py)
+
+    async def _run_split(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
+        """The step's parameters from the node probe x the value probe; None: run the combined probe
+        (the product is too large for its sides, or an evaluator refused a combination)."""
+        split: SplitProbe = step.split
+        node_sides = await self._node_sides(split, params, runner)
+        values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+        n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
+        if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
+            return None
+        values: dict[str, Any] = {}
+        try:
+            for site, plan, node_side in zip(step.sites, split.sites, node_sides):
+                values.update(await self._compute_product(site, plan, node_side, values_rows, runner))
+        except CypherError:
+            return None
+        return values
+
+    async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
+        """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
+        cache = self.probe_cache
+        key = cache.key(split.node_text, params, runner) if cache is not None else None
+        if key is not None:
+            # Calls of other queries share the node probe's text, not the argument objects
+            # (`n.temp` vs `n.power`: PropertyRefs of another key).
+            key = (key, tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args))
+            if (sides := cache.get(key)) is not None:
+                return sides
+        result = await runner.run(split.node_text, params)
+        groups = await result.fetch(-1)
+        await result.consume()
+        nodes = node_rows(groups)
+        sides = [_node_side(plan, nodes, self.backend_kind) for plan in split.sites]
+        if key is not None:
+            cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
+        return sides
+
+    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
+        offload = len(node_side) * len(values_rows) > site.ext.offload_above
+        value_side = _value_side(plan, values_rows, self.backend_kind)
+        prepared = await self._prepared(
+            site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
+        if offload:
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared)
+        return _bind_product(site, node_side, value_side, prepared)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
         bound = [None if expr is None else constant(expr, params) for expr in step.bound]
@@ -197,8 +314,9 @@ class ExtensionPlanner:
                 computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
             else:
                 computed = procedure.evaluate(arguments, rows)
-        return bind.build(self.backend_kind, step.param, True,
-                          ((key, (), list(row)) for key, row in computed.items()))
+        if scalar_values(procedure):
+            return step.lookup.bind((key, (), value) for key, (value,) in computed.items())
+        return step.lookup.bind((key, (), list(row)) for key, row in computed.items())
 
 
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
@@ -249,7 +367,7 @@ def graph_context(runner) -> GraphContext:
         while rows := await result.fetch(batch):
             yield rows
         await result.consume()
-    return GraphContext(runner.database, runner.graph_state(), read, stream)
+    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
 
 
 def _bindable(value: Any) -> Any:
@@ -287,13 +405,76 @@ def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tu
     return distinct
 
 
-def _bind_distinct(site: Site, distinct: dict[tuple, tuple], evaluate, kind: str) -> dict[str, Any]:
-    """`evaluate` once over the distinct argument tuples -> the parameter value."""
-    values = evaluate(list(distinct.values())) if distinct else []
+def _node_side(plan, nodes: list[list[Any]], kind: str) -> dict[Any, tuple]:
+    """Node rows of a separated probe -> {node index: node-side arguments} (see `split.py`)."""
+    makers = [_argument_maker(arg, kind) for arg in plan.node_args]
+    index = plan.node_args[plan.index]
+    id_col = index.id_col if kind == "falkordb" else index.eid_col
+    side: dict[Any, tuple] = {}
+    for row in nodes:
+        if row[id_col] not in side:
+            side[row[id_col]] = tuple([make(row) for make in makers])
+    return side
+
+
+def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+    """Value rows of a separated probe -> {value keys: value-side arguments}; each combination
+    with a node side's entry is one distinct argument tuple."""
+    makers = [_argument_maker(arg, kind) for arg in plan.value_args]
+    side: dict[tuple, tuple] = {}
+    for row in values_rows:
+        key = tuple([row[col] for col in plan.value_keys])
+        if key not in side:
+            side[key] = tuple([make(row) for make in makers])
+    return side
+
+
+def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple) -> dict[str, Any]:
+    """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
+    nodes, values = list(node_side.values()), list(value_side.values())
+    if not nodes or not values:              # no rows (or a write between the two probes)
+        return site.lookup.bind([])
+    width = len(values)
+    ext = site.ext
+    if ext.evaluate_product is not None:
+        rows = ext.evaluate_product(nodes, values, *prepared)
+        if len(rows) != len(nodes) or any(len(row) != width for row in rows):
+            raise database_error(f"{ext.name}() returned a product of the wrong shape for "
+                                 f"{len(nodes)} x {width} inputs")
+    else:
+        flat = ext.evaluate([a + b for a in nodes for b in values], *prepared)
+        if len(flat) != len(nodes) * width:
+            raise database_error(f"{ext.name}() returned {len(flat)} values for {len(nodes) * width} inputs")
+        rows = [flat[i:i + width] for i in range(0, len(flat), width)]
+    return site.lookup.bind_grid(list(node_side), list(value_side), rows)
+
+
+def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple) -> dict[str, Any]:
+    """`evaluate` once over the distinct argument tuples -> the site's parameters."""
+    values = site.ext.evaluate(list(distinct.values()), *prepared) if distinct else []
     if len(values) != len(distinct):
         raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
-    entries = ((key[0], key[1:], value) for key, value in zip(distinct, values))
-    return bind.build(kind, site.param, site.index_arg is not None, entries)
+    return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
+
+
+class _Rewriting:
+    """A runner whose queries read grid calls bound sparse in their sparse form (`bind.Lookup`)."""
+
+    def __init__(self, runner, edits: list[tuple[str, str]]):
+        if isinstance(runner, _Rewriting):
+            runner, edits = runner._runner, runner._edits + edits
+        self._runner, self._edits = runner, edits
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner, name)
+
+    def rewrite(self, text: str) -> str:
+        for old, new in self._edits:
+            text = text.replace(old, new)
+        return text
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        return await self._runner.run(self.rewrite(query), params)
 
 
 _MISSING = object()

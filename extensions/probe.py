@@ -11,6 +11,7 @@ write clauses, followed by `RETURN DISTINCT <argument columns>`. Executing the p
 from __future__ import annotations
 
 import difflib
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -24,12 +25,14 @@ from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
 from .registry import ArgKind, Extension, Procedure, Registry, VirtualProcedure
+from .split import split_probe
 
 Edit = tuple[int, int, str]
 
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
                         "percentilecont", "percentiledisc"})
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+_STEP_TOKENS = itertools.count()
 
 
 def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
@@ -53,14 +56,16 @@ class ArgPlan:
     labels_col: int = -1
     prop_cols: tuple = ()          # (property name, column) pairs
     value_col: int = -1            # kind "value"
+    key_col: int = -1              # the column keying the bound value by this argument, if it varies
+    uses: frozenset = frozenset()  # the variables the argument reads
 
 
 @dataclass
 class Site:
-    """One extension call bound to the parameter `param`."""
+    """One extension call, read by the rewritten query as `lookup` says."""
 
     ext: Extension
-    param: str
+    lookup: bind.Lookup
     args: list[ArgPlan]
     index_arg: int | None          # the argument whose node indexes the parameter
     key_cols: list[int] = field(default_factory=list)
@@ -70,12 +75,15 @@ class Site:
 class ProbeStep:
     text: str
     sites: list[Site]
+    split: Any = None              # a `split.SplitProbe` when the calls' nodes and values vary independently
+    #: Names this step's calls in the probe cache, which keeps their computed values too.
+    token: int = field(default_factory=lambda: next(_STEP_TOKENS))
 
 
 @dataclass
 class AlgorithmStep:
     procedure: Procedure
-    param: str
+    lookup: bind.Lookup            # how the rewritten CALL reads the values, per node
     arguments: Any                 # MapLiteral / Parameter / None, resolved at run time
 
 
@@ -111,6 +119,10 @@ class Plan:
     options: str | None = None
     #: A schema command the proxy runs itself: (CommandHandler, typed command node).
     command: tuple | None = None
+    #: parameters computed from the client's before running (FalkorDB bridges, bridges.derive)
+    derived: dict[str, Any] = field(default_factory=dict)
+    #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
+    cartesian: list = field(default_factory=list)
 
     @property
     def text(self) -> str:
@@ -378,8 +390,9 @@ class PartPlanner:
 
         sites = [self.plan_site(call, call_scope, column) for call, _, call_scope in calls]
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
+        split = split_probe(lines, list(columns), sites, self.kind, frozenset(scope))
         lines.append(f"RETURN DISTINCT {projection}")
-        self.steps.append(ProbeStep("\n".join(lines), sites))
+        self.steps.append(ProbeStep("\n".join(lines), sites, split))
 
     def plan_site(self, call: A.FunctionCall, scope: dict, column) -> Site:
         ext = self.registry.get(call.name)
@@ -403,6 +416,7 @@ class PartPlanner:
                     plan.eid_col = column(f"elementId({plan.text})")
                 plan.labels_col = column(f"labels({plan.text})")
                 plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
+            plan.uses = frozenset(_variables(arg))
             args.append(plan)
             if not _varies(arg):
                 continue
@@ -411,11 +425,13 @@ class PartPlanner:
             else:
                 expr = bind.key_expr(self.kind, plan.text, plan.kind != "value")
                 keys.append(expr)
-                key_cols.append(column(expr))
+                plan.key_col = column(expr)
+                key_cols.append(plan.key_col)
         index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
-        self.add_edit((*call.span, bind.lookup(self.kind, param, index, keys)))
-        self.placeholders.update(bind.placeholder(self.kind, param, index is not None, len(keys)))
-        return Site(ext, param, args, index_arg, key_cols)
+        lookup = bind.Lookup(self.kind, param, index, tuple(keys))
+        self.add_edit((*call.span, lookup.text))
+        self.placeholders.update(lookup.placeholders())
+        return Site(ext, lookup, args, index_arg, key_cols)
 
     # -- algorithms
 
@@ -438,14 +454,14 @@ class PartPlanner:
         carried = [quote_name(n) for n in self.scopes[clause_index]]
         keep = ", ".join(carried + [node])
         outputs = [node if f == procedure.yields[0]
-                   else f"{row}[{procedure.yields.index(f) - 1}] AS {quote_name(names.get(f, f))}"
+                   else f"{_algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
-        lookup = bind.lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
-        text = (f"MATCH ({node}) WITH {keep}, {lookup} AS {row} "
+        lookup = bind.Lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
+        text = (f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} "
                 f"WHERE {row} IS NOT NULL WITH {', '.join(carried + outputs)}")
         self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
-        self.placeholders.update(bind.placeholder(self.kind, param, True, 0))
-        self.steps.append(AlgorithmStep(procedure, param, args[0] if args else None))
+        self.placeholders.update(lookup.placeholders())
+        self.steps.append(AlgorithmStep(procedure, lookup, args[0] if args else None))
 
     def plan_virtual(self, clause_index: int, clause: A.CallProcedure) -> None:
         """The CALL becomes an UNWIND of the rows the procedure will answer (`$__vN`)."""
@@ -504,6 +520,16 @@ class PartPlanner:
             if item.alias is None and any(start <= s and e <= end and (s, e) != (end, end)
                                           for s, e, _ in self.edits):
                 self.add_edit((end, end, f" AS {quote_name(item.expr.text_in(self.text))}"))
+
+
+def scalar_values(procedure: Procedure) -> bool:
+    """A procedure that yields one value besides the node binds it as is, not as a one-item list
+    (FalkorDB copies a list element when it reads it: a list of 50k lists costs ~0.2 s)."""
+    return len(procedure.yields) == 2
+
+
+def _algorithm_value(procedure: Procedure, row: str, field: str) -> str:
+    return row if scalar_values(procedure) else f"{row}[{procedure.yields.index(field) - 1}]"
 
 
 def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure | A.Show) -> tuple[list[str], dict[str, str]]:

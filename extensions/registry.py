@@ -60,13 +60,15 @@ class GraphContext:
     of its own transaction: use nothing cached and cache nothing.
     `read(query, params)` runs a read-only query where the client's query runs (in its
     transaction, if any) and returns every row; `stream(query, params)` is the same as an async
-    iterator of row batches, for results too big to hold twice.
+    iterator of row batches, for results too big to hold twice. `kind` is the backend kind
+    ("falkordb", "neo4j"), for evaluators that read in a dialect only one of them has.
     """
 
     database: str
     state: Hashable | None
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
     stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
+    kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +124,16 @@ class Extension:
     prepare: Callable[[GraphContext, Sequence[tuple]], Awaitable[Any]] | None = None
     #: Two-argument functions whose joins an index can answer (see `IndexJoin`).
     index_join: IndexJoin | None = None
+    #: Optional, for a separated probe (the call's node and its other arguments vary apart):
+    #: `evaluate_product(nodes, values)` (with `prepared` last when there is `prepare`) gets the
+    #: distinct node-side and value-side argument tuples and returns one row per node tuple, its
+    #: values with each value tuple in order: `evaluate` of every `node + value` tuple, without
+    #: building them.
+    evaluate_product: Callable[..., Sequence[Sequence[Any]]] | None = None
+    #: For families whose values depend on data besides the arguments and the graph (files):
+    #: a token that changes with that data. Computed values are kept with the probe rows (the
+    #: probe cache) while the graph and this token are unchanged.
+    data_version: Callable[[], Hashable] | None = None
 
     @property
     def max_args(self) -> int:

@@ -90,6 +90,10 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-model", default=_env("TEXT_MODEL", None), metavar="PATH",
                         help="text_score model: a model2vec or sentence-transformers directory, or an "
                              ".onnx file (default: the built-in static MiniLM)")
+    parser.add_argument("--probe-cache-ttl", type=float, metavar="SECONDS",
+                        default=float(_env("PROBE_CACHE_TTL", str(defaults.probe_cache_ttl))),
+                        help="behind an upstream Neo4j, reuse extension probe results for this long "
+                             "(default 0: off; the embedded database always reuses them until a write)")
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
     parser.add_argument("--tx-idle-timeout", type=float, metavar="SECONDS",
@@ -137,6 +141,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
         user=args.user, password=_password(args), tls_cert=args.tls_cert, tls_key=args.tls_key,
         log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout, text_model=args.text_model,
+        probe_cache_ttl=args.probe_cache_ttl,
         **{flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
            for flag, _, _ in _LIMIT_FLAGS},
     )
@@ -165,6 +170,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def event_loop_factory():
+    """uvloop's event loop where it is installed (a default dependency on Linux), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "ts":
@@ -175,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from proxy.app import serve
     try:
-        asyncio.run(serve(config, demo=args.command == "demo"))
+        with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
+            runner.run(serve(config, demo=args.command == "demo"))
     except KeyboardInterrupt:
         pass
     return 0

@@ -25,6 +25,9 @@ class Config:
     #: embedded database a writing transaction blocks every other writer while it is open.
     tx_idle_timeout: float = 60.0
     text_model: str | None = None        # text_score model directory (None: the shipped default)
+    #: Probe results are reused while the graph is unchanged; behind an upstream Neo4j (whose other
+    #: writers the proxy cannot see) only for this many seconds, and not at all when 0.
+    probe_cache_ttl: float = 0.0
     # What one client may cost (README, "Limits"); Neo4j's defaults where Neo4j has the setting.
     max_message_size: int = 64 << 20            # bytes of one Bolt message
     max_parameter_size: int = 16 << 20          # bytes of one query's parameters

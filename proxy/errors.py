@@ -24,7 +24,8 @@ _GQL_STATUS = {
     "Neo.ClientError.Request.Invalid": ("08N06", "error: connection exception - protocol error"),
     "Neo.ClientError.Transaction.TransactionTimedOut": ("25N05", "error: invalid transaction state - transaction timed out"),
     "Neo.ClientError.Transaction.TransactionNotFound": ("25N04", "error: invalid transaction state - transaction not found"),
-    "Neo.TransientError.Transaction.LockClientStopped": ("50N42", "error: general processing exception - unexpected error"),
+    "Neo.ClientError.Transaction.LockClientStopped": ("25N14", "error: invalid transaction state - transaction termination client error"),
+    "Neo.ClientError.Transaction.InvalidBookmark": ("08N12", "error: connection exception - failed to parse bookmark"),
 }
 _GENERAL = ("50N42", "error: general processing exception - unexpected error")
 
@@ -84,6 +85,11 @@ def unauthorized(message: str = "The client is unauthorized due to authenticatio
 
 def protocol_error(message: str) -> CypherError:
     return CypherError("Neo.ClientError.Request.Invalid", message)
+
+
+def unavailable(message: str) -> CypherError:
+    """The database cannot serve right now (restarting, lost): a TransientError, so drivers retry."""
+    return CypherError("Neo.TransientError.General.DatabaseUnavailable", message)
 
 
 def database_error(message: str) -> CypherError:

@@ -253,6 +253,28 @@ class Packer:
         self._write_struct(out, signature, fields, 0)
         return bytes(out)
 
+    def pack_records(self, rows, chunk) -> bytes:
+        """Bolt RECORD messages for `rows`, framed, in one buffer (the streaming hot path).
+
+        A record that fits one chunk is framed in place; a bigger one by `chunk(message)`.
+        """
+        out = bytearray()
+        write = self._write
+        for row in rows:
+            start = len(out)
+            out += b"\x00\x00\xb1\x71"
+            write(out, row, 1)
+            size = len(out) - start - 2
+            if size <= 0xFFFF:
+                out[start] = size >> 8
+                out[start + 1] = size & 0xFF
+                out += b"\x00\x00"
+            else:
+                message = bytes(out[start + 2:])
+                del out[start:]
+                out += chunk(message)
+        return bytes(out)
+
     def _write_struct(self, out: bytearray, tag: int, fields, depth: int) -> None:
         if len(fields) > 15 or not 0 <= tag <= 0xFF:
             raise PackStreamError(f"a structure needs a one-byte tag and at most 15 fields, "

@@ -131,6 +131,8 @@ class Session:
             await asyncio.to_thread(self.backend.check_query, query, params)
         else:
             self.backend.check_query(query, params)
+        if self._tx is None and config is not None:
+            self.backend.check_bookmarks(config.bookmarks)
         if self._tx is not None:
             runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user,
                                                self.credentials)
@@ -142,6 +144,7 @@ class Session:
         if self._tx is not None:
             raise CypherError("Neo.ClientError.Transaction.TransactionStartFailed",
                               "A transaction is already open in this session.")
+        self.backend.check_bookmarks(config.bookmarks)
         self._tx = await self.backend.begin(config, self.credentials)
         self._tx_config = config
 

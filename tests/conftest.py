@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import neo4j
 import pytest
+
+from proxy.backends.falkordb import FalkorDBBackend
 
 from tests.harness import DRIVER_OVER_HTTP, NO_LOCKOUT, PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
 
@@ -28,6 +31,31 @@ def proxy():
 @pytest.fixture(scope="session")
 def demo():
     """A proxy serving the Sodir demo graph (`cypher-proxy demo`), shared by the tests that read it."""
+    with ProxyProcess(command="demo") as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+async def embedded(tmp_path_factory):
+    """An in-process embedded FalkorDB backend (no persistence) for the module's tests; when it
+    stops, none of its server processes may be left."""
+    backend = FalkorDBBackend(tmp_path_factory.mktemp("embedded"), persistent=False)
+    await backend.start()
+    yield backend
+    pids = [backend.pair.primary.pid, backend.pair.replica.pid]
+    await backend.stop()
+    assert not any(os.path.exists(f"/proc/{pid}") and _running(pid) for pid in pids)
+
+
+def _running(pid: int) -> bool:
+    """False for a zombie (exited, not reaped yet)."""
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+@pytest.fixture(scope="module")
+def private_demo():
+    """A demo proxy of the test module's own, for tests that write to the graph (or load the
+    proxy's CPU) and so must not share the session's `demo`."""
     with ProxyProcess(command="demo") as process:
         yield process
 

@@ -6,6 +6,12 @@ so isolated nodes come along and no per-node query is ever made. The rows become
 of out-relationships, one unit (or the weight) per relationship, and the array of node
 identities (`id(n)` on FalkorDB, `elementId(n)` on Neo4j: the form the planner binds results by).
 
+On FalkorDB the read is two aggregating queries instead, each answering one row of
+comma-joined ids (`string.join`): the node ids, and the relationships' start and end ids. A
+few MB of text that numpy parses in milliseconds replace a quarter of a million list cells
+decoded one by one, and a relationship scan is several times cheaper for FalkorDB than a
+per-node OPTIONAL MATCH with collect().
+
 `ProjectionStore` caches projections per (database, subgraph, node identity form) for one graph
 state (`GraphContext.state`): a write through the proxy changes the state and so drops them; on
 an upstream Neo4j the state also turns over on the backend's TTL, and `refresh: true` rebuilds.
@@ -61,6 +67,24 @@ class Subgraph:
                    f"1.0) END)" if self.weight_property else "")
         return (f"MATCH (n){where} OPTIONAL MATCH (n)-[r{types}]->(m){target} "
                 f"RETURN {node_id.format('n')}, collect({node_id.format('endNode(r)')}){weights}")
+
+    def joined_queries(self) -> tuple[str, str]:
+        """FalkorDB: the node ids, and the relationships' start ids, end ids (and weights), each
+        as one comma-joined string (weights as a list: FalkorDB's toString keeps 6 decimals)."""
+        check_predicate(self.where)
+        conditions = [self._label_test("n")] if self.labels else []
+        if self.where:
+            conditions.append(f"({self.where})")
+        where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
+        types = ":" + "|".join(quote_name(t) for t in self.types) if self.types else ""
+        ends = " AND ".join([*conditions, self._label_test("m")] if self.labels else conditions)
+        # The end node is read through r: FalkorDB merges parallel relationships when r goes unused.
+        weights = (f", collect(coalesce(r.{quote_name(self.weight_property)}, 1.0))"
+                   if self.weight_property else "")
+        return (f"MATCH (n){where} RETURN string.join(collect(toString(id(n))), ',')",
+                f"MATCH (n)-[r{types}]->(m){' WHERE ' + ends if ends else ''} "
+                f"RETURN string.join(collect(toString(id(n))), ','), "
+                f"string.join(collect(toString(id(endNode(r)))), ','){weights}")
 
     def _label_test(self, var: str) -> str:
         return "(" + " OR ".join(f"{var}:{quote_name(label)}" for label in self.labels) + ")"
@@ -157,6 +181,27 @@ def build_projection(rows: list[list[Any]]) -> Projection:
     return Projection(ids_array, sources[keep], targets[keep].astype(np.int64), weights[keep])
 
 
+def build_joined_projection(nodes: str, sources: str, targets: str, weights: list | None) -> Projection:
+    """`Subgraph.joined_queries` answers -> a Projection (FalkorDB ids: small non-negative integers)."""
+    ids = _id_array(nodes)
+    position = np.full(int(ids.max(initial=-1)) + 2, -1, dtype=np.int64)    # the last slot: unknown ids
+    position[ids] = np.arange(len(ids))
+    source_ids, target_ids = _id_array(sources), _id_array(targets)
+    limit = len(position) - 1
+    source_at = position[np.where(source_ids < limit, source_ids, limit)]
+    target_at = position[np.where(target_ids < limit, target_ids, limit)]
+    try:
+        values = np.ones(len(source_ids)) if weights is None else np.array(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise argument_error("weight_property holds values that are not numbers") from None
+    keep = (source_at >= 0) & (target_at >= 0)
+    return Projection(ids, source_at[keep], target_at[keep], values[keep])
+
+
+def _id_array(joined: str) -> np.ndarray:
+    return np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.empty(0, dtype=np.int64)
+
+
 class ProjectionStore:
     """Projections cached for the current graph state of each database (a few at a time)."""
 
@@ -175,12 +220,10 @@ class ProjectionStore:
         if graph.state is not None and not refresh and key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        rows: list[list[Any]] = []
-        async for batch in graph.stream(subgraph.query(node_id), {}):
-            rows += batch
-            await asyncio.sleep(0)
-        projection = await asyncio.to_thread(build_projection, rows) if len(rows) > READ_BATCH \
-            else build_projection(rows)
+        if graph.kind == "falkordb":
+            projection = await _read_joined(graph, subgraph)
+        else:
+            projection = await _read_rows(graph, subgraph, node_id)
         if graph.state is not None and self._states.get(graph.database) == graph.state:
             self._cache[key] = projection
             while len(self._cache) > self.max_entries:
@@ -194,3 +237,19 @@ class ProjectionStore:
     @property
     def nbytes(self) -> int:
         return sum(p.nbytes for p in self._cache.values())
+
+
+async def _read_rows(graph: GraphContext, subgraph: Subgraph, node_id: str) -> Projection:
+    rows: list[list[Any]] = []
+    async for batch in graph.stream(subgraph.query(node_id), {}):
+        rows += batch
+        await asyncio.sleep(0)
+    return await asyncio.to_thread(build_projection, rows) if len(rows) > READ_BATCH else build_projection(rows)
+
+
+async def _read_joined(graph: GraphContext, subgraph: Subgraph) -> Projection:
+    nodes_query, relationships_query = subgraph.joined_queries()
+    [[nodes]] = await graph.read(nodes_query, {})
+    [[sources, targets, *weights]] = await graph.read(relationships_query, {})
+    return await asyncio.to_thread(build_joined_projection, nodes, sources, targets,
+                                   weights[0] if weights else None)

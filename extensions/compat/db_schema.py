@@ -11,9 +11,11 @@ from typing import Any
 
 from extensions.cypher.render import name as quote
 from extensions.registry import CallContext, VirtualProcedure
+from proxy.errors import argument_error
 from proxy.values import Node, Relationship
 
 from .dbms import FALKORDB
+from .schema_catalog import await_indexes
 from .graph_schema import META_STATS, graph_schema, schema_types
 
 
@@ -72,8 +74,30 @@ async def _visualization(ctx: CallContext, args: list) -> list[list[Any]]:
     return [[nodes, relationships]]
 
 
+async def _wait_for_indexes(ctx: CallContext, timeout: Any) -> list[list[Any]]:
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < 0:
+        raise argument_error(f"The timeout must be a number of seconds, got {timeout!r}")
+    await await_indexes(ctx.graph, float(timeout))
+    return []
+
+
+async def _await_indexes(ctx: CallContext, args: list) -> list[list[Any]]:
+    return await _wait_for_indexes(ctx, args[0] if args else 300)
+
+
+async def _await_index(ctx: CallContext, args: list) -> list[list[Any]]:
+    return await _wait_for_indexes(ctx, args[1] if len(args) > 1 else 300)
+
+
 def db_schema_procedures() -> list[VirtualProcedure]:
     return [
+        VirtualProcedure("db.awaitIndexes", (), _await_indexes,
+                         "db.awaitIndexes(timeOutSeconds = 300 :: INTEGER)",
+                         "Wait for all indexes to come online.", "READ", FALKORDB),
+        VirtualProcedure("db.awaitIndex", (), _await_index,
+                         "db.awaitIndex(indexName :: STRING, timeOutSeconds = 300 :: INTEGER)",
+                         "Wait for an index to come online (the embedded database: waits for all of them).",
+                         "READ", FALKORDB),
         VirtualProcedure("db.labels", ("label",), _labels, "db.labels() :: (label :: STRING)",
                          "List all labels attached to nodes within a database.", "READ", FALKORDB),
         VirtualProcedure("db.relationshipTypes", ("relationshipType",), _types,

@@ -10,20 +10,25 @@ else FalkorDB has gets a stable generated name (`index_1a2b3c4d`), as Neo4j name
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from extensions.registry import GraphContext
+from proxy.errors import CypherError
 
 #: FalkorDB's index fields and constraints (named constants, read through the client's runner).
-INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype "
-           "RETURN label, properties, types, options, entitytype")
+INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype, status "
+           "RETURN label, properties, types, options, entitytype, status")
+#: How FalkorDB's `status` reads while an index is still being filled (queries do not use it yet).
+UNDER_CONSTRUCTION = "UNDER CONSTRUCTION"
 CONSTRAINTS = ("CALL db.constraints() YIELD type, label, properties, entitytype, status "
                "RETURN type, label, properties, entitytype, status")
 
@@ -140,14 +145,29 @@ class Catalog:
         return next((e for e in entries if e.definition == definition), None)
 
 
+async def await_indexes(graph: GraphContext, timeout: float) -> None:
+    """Wait until FalkorDB has filled every index (it fills a new one in the background, and
+    queries do not use it until then): Neo4j's `db.awaitIndexes`."""
+    deadline = time.monotonic() + timeout
+    while any(UNDER_CONSTRUCTION in (row[5] or "") for row in await graph.read(INDEXES, {})):
+        if time.monotonic() > deadline:
+            raise CypherError("Neo.ClientError.Procedure.ProcedureCallFailed",
+                              f"Indexes were still being populated after {timeout:g} s; "
+                              "SHOW INDEXES lists them as POPULATING.")
+        await asyncio.sleep(0.02)
+
+
 async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
     """What FalkorDB has, named: stored names where FalkorDB still backs them, generated ones else."""
     fields: dict[tuple, dict] = {}
+    populating: set[tuple] = set()
     for row in await graph.read(INDEXES, {}):
-        label, properties, types, options, entity = (row[k] for k in range(5))
+        label, properties, types, options, entity, status = (row[k] for k in range(6))
         for prop in properties:
             for kind in types.get(prop, ()):
                 fields[(kind, entity, label, prop)] = options.get(prop) or {}
+                if UNDER_CONSTRUCTION in (status or ""):
+                    populating.add((kind, entity, label, prop))
     constraints = {(row[0], row[3], row[1], tuple(row[2])): row[4] for row in await graph.read(CONSTRAINTS, {})}
     named = [(name, d) for name, d in names.load(graph.database).items()
              if d.fields() <= set(fields) and d.constraints() <= set(constraints)]
@@ -157,7 +177,8 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
     constraint_entries: list[Entry] = []
     for name, d in named:
         if d.what == "INDEX":
-            index_entries.append(Entry(name, d, options=_index_options(d, fields)))
+            state = "POPULATING" if d.fields() & populating else "ONLINE"
+            index_entries.append(Entry(name, d, state, options=_index_options(d, fields)))
         else:
             state = "FAILED" if any(constraints[c] == "FAILED" for c in d.constraints()) else "ONLINE"
             constraint_entries.append(Entry(name, d, state, owner=name if d.fields() else None))
@@ -174,11 +195,11 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
         if kind == "UNIQUE":
             covered |= d.fields()
             index_entries.append(Entry(name, Definition("INDEX", "RANGE", entity, (label,), properties), owner=name))
-    index_entries += _unnamed_indexes(fields, covered)
+    index_entries += _unnamed_indexes(fields, covered, populating)
     return Catalog(sorted(index_entries, key=lambda e: e.name), sorted(constraint_entries, key=lambda e: e.name))
 
 
-def _unnamed_indexes(fields: dict[tuple, dict], covered: set) -> list[Entry]:
+def _unnamed_indexes(fields: dict[tuple, dict], covered: set, populating: set) -> list[Entry]:
     """FalkorDB fields no name covers: one range/vector index per field, one fulltext per label."""
     fulltext: dict[tuple[str, str], list[str]] = {}
     entries = []
@@ -189,10 +210,12 @@ def _unnamed_indexes(fields: dict[tuple, dict], covered: set) -> list[Entry]:
             fulltext.setdefault((entity, label), []).append(prop)
             continue
         d = Definition("INDEX", kind, entity, (label,), (prop,))
-        entries.append(Entry(d.generated_name(), d, options=_index_options(d, fields)))
+        state = "POPULATING" if (kind, entity, label, prop) in populating else "ONLINE"
+        entries.append(Entry(d.generated_name(), d, state, options=_index_options(d, fields)))
     for (entity, label), props in fulltext.items():
         d = Definition("INDEX", "FULLTEXT", entity, (label,), tuple(props))
-        entries.append(Entry(d.generated_name(), d))
+        state = "POPULATING" if d.fields() & populating else "ONLINE"
+        entries.append(Entry(d.generated_name(), d, state))
     return entries
 
 

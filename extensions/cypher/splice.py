@@ -35,10 +35,11 @@ def splice(text: str, replacements: Iterable[tuple[Span, str]]) -> str:
 
 def outermost(replacements: Iterable[tuple[Span, str]]) -> list[tuple[Span, str]]:
     """The replacements not nested inside another one: of nested edits the outer one wins
-    (an edit of a whole comparison replaces the edit of a call inside it)."""
+    (an edit of a whole comparison replaces the edit of a call inside it). An insertion at
+    either end of a replaced span is not inside it, so both are kept."""
     kept: list[tuple[Span, str]] = []
     reach = -1
-    for (start, end), new in sorted(replacements, key=lambda r: (r[0][0], -r[0][1])):
+    for (start, end), new in sorted(replacements, key=lambda r: (r[0][0], r[0][0] != r[0][1], -r[0][1])):
         if start < reach:
             continue
         kept.append(((start, end), new))

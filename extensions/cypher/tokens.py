@@ -49,7 +49,7 @@ _TOKEN_RE = re.compile(
   | (?P<line_comment>//[^\n\r]*)
   | (?P<block_comment>/\*.*?\*/)
   | (?P<open_comment>/\*)
-  | (?P<string>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")
+  | (?P<string>'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")
   | (?P<qident>`(?:[^`]|``)*`)
   | (?P<hex>0x[0-9a-fA-F_]+)
   | (?P<octal>0o[0-7_]+)
@@ -100,6 +100,11 @@ def _unescape(text: str, body: str, start: int) -> str:
         return _ESCAPES.get(esc, "\\" + esc)
 
     return _ESCAPE_RE.sub(sub, body)
+
+
+def string_value(literal: str) -> str:
+    """The value of one Cypher string literal, quotes included (`'it\\'s'` -> `it's`)."""
+    return _unescape(literal, literal[1:-1], 1)
 
 
 def _number(text: str, kind: str, raw: str, start: int):

@@ -3,6 +3,8 @@
 `evaluate(rows)` receives every distinct argument tuple of a query. Rows are grouped by
 (label, channel); each group resolves its distinct date arguments once, maps node keys to
 series with one index lookup, and computes all its values in one numpy pass.
+`evaluate_product(nodes, values)` does the same for every node x value combination of a
+separated probe, broadcasting the nodes' series and the values' periods.
 """
 
 from __future__ import annotations
@@ -28,17 +30,17 @@ def _floats(values: np.ndarray) -> list:
 
 
 def _range_sum(series, channel, idx, a, b):
-    return series.sum_count(channel, idx, a, b)[0].tolist()
+    return series.sum_count(channel, idx, a, b)[0]
 
 
 def _range_count(series, channel, idx, a, b):
-    return series.sum_count(channel, idx, a, b)[1].tolist()
+    return series.sum_count(channel, idx, a, b)[1]
 
 
 def _range_avg(series, channel, idx, a, b):
     total, count = series.sum_count(channel, idx, a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return _floats(np.where(count > 0, total / np.maximum(count, 1), np.nan))
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
 
 
 def _range_series(series: LoadedSeries, channel, idx, a, b):
@@ -56,12 +58,13 @@ def _range_series(series: LoadedSeries, channel, idx, a, b):
     return out
 
 
+#: Kernels over row ranges [a, b): a float array (NaN: null), an int array, or a list of values.
 _RANGE_KERNELS: dict[str, Callable] = {
     "ts_sum": _range_sum,
     "ts_avg": _range_avg,
     "ts_count": _range_count,
-    "ts_min": lambda s, c, i, a, b: _floats(s.reduce(np.fmin, c, a, b)),
-    "ts_max": lambda s, c, i, a, b: _floats(s.reduce(np.fmax, c, a, b)),
+    "ts_min": lambda s, c, i, a, b: s.reduce(np.fmin, c, a, b),
+    "ts_max": lambda s, c, i, a, b: s.reduce(np.fmax, c, a, b),
     "ts_series": _range_series,
 }
 
@@ -90,17 +93,72 @@ def _open(first: int | None, last: int | None) -> tuple[int, int]:
     return OPEN_LOW if first is None else first, OPEN_HIGH if last is None else last
 
 
+def _as_list(values) -> list:
+    """A kernel's result as the values a query reads (NaN is null)."""
+    if isinstance(values, np.ndarray):
+        return _floats(values) if values.dtype.kind == "f" else values.tolist()
+    return values
+
+
+def _as_rows(values, found: np.ndarray, n: int, width: int) -> list[list]:
+    """Kernel results at the flat positions `found` of an n x width grid -> n rows (None elsewhere)."""
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        flat = np.full(n * width, np.nan)
+        flat[found] = values
+        grid = flat.reshape(n, width)
+        rows = grid.tolist()
+        for i in np.flatnonzero(np.isnan(grid).any(axis=1)).tolist():
+            rows[i] = [None if v != v else v for v in rows[i]]
+        return rows
+    cells: list = [None] * (n * width)
+    for i, value in zip(found.tolist(), _as_list(values)):
+        cells[i] = value
+    return [cells[i:i + width] for i in range(0, len(cells), width)]
+
+
 class _Evaluator:
-    """Groups argument rows by (label, channel) and dispatches each group to one kernel."""
+    """Groups argument rows by (label, channel) and dispatches each group to one kernel.
+
+    A group's work is in numpy: the series index of each node (`_series_index`), the period
+    columns of the date arguments (`_dates`, each distinct date parsed once), and one kernel
+    call over both (`_kernel`). `evaluate_product` computes the index per node and the periods
+    per value tuple, and broadcasts them, so a separated probe's 10k nodes x 10 years costs
+    10k lookups and 10 date parses.
+    """
 
     def __init__(self, store: TimeseriesStore):
         self.store = store
 
     def evaluate(self, name: str, rows: Sequence[tuple]) -> list:
         results: list = [None] * len(rows)
+        for series, channel, indices in self._groups(name, [row[0] if row else None for row in rows]):
+            group = [rows[i] for i in indices]
+            idx = self._series_index(series, [row[0] for row in group])
+            dates = self._dates(name, series, channel, [row[1:] for row in group])
+            found, values = self._kernel(name, series, channel, idx, dates)
+            for i, value in zip(found.tolist(), _as_list(values)):
+                results[indices[i]] = value
+        return results
+
+    def evaluate_product(self, name: str, nodes: Sequence[tuple], values: Sequence[tuple]) -> list[list]:
+        """`evaluate` of every `node + value` tuple, as one row of len(values) per node."""
+        width = len(values)
+        rows: list = [[None] * width for _ in nodes]
+        for series, channel, indices in self._groups(name, [node[0] for node in nodes]):
+            idx = self._series_index(series, [nodes[i][0] for i in indices])
+            dates = self._dates(name, series, channel, values)
+            n = len(indices)
+            found, result = self._kernel(name, series, channel, np.repeat(idx, width),
+                                         [np.tile(column, n) for column in dates])
+            for i, row in zip(indices, _as_rows(result, found, n, width)):
+                rows[i] = row
+        return rows
+
+    def _groups(self, name: str, refs: list):
+        """(series, channel, positions in `refs`) per (label, channel) with a store; nodes whose
+        labels have none are left out (null)."""
         by_ref: dict[tuple[tuple[str, ...], str], list[int]] = defaultdict(list)
-        for i, row in enumerate(rows):
-            ref = row[0] if row else None
+        for i, ref in enumerate(refs):
             if ref is None:
                 continue
             if not isinstance(ref, PropertyRef):
@@ -117,36 +175,47 @@ class _Evaluator:
                 series = self.store.series(label)
             except KeyError:  # removed since has(): no series, so null
                 continue
-            found, values = self._evaluate_group(name, series, channel, [rows[i] for i in indices])
-            for i, value in zip(found.tolist(), values):
-                results[indices[i]] = value
-        return results
+            if channel not in series.meta.channels:
+                raise argument_error(f"Unknown channel '{channel}' on {series.meta.label}. "
+                                     f"Available: {', '.join(series.meta.channels)}")
+            yield series, channel, indices
 
-    def _evaluate_group(self, name: str, series: LoadedSeries, channel: str, rows: list[tuple]):
-        """(positions in `rows` that have a series, their values) for one (label, channel)."""
+    @staticmethod
+    def _series_index(series: LoadedSeries, refs: list) -> np.ndarray:
+        """The series index of each node (-1 where it has none), each distinct key looked up once."""
+        codes, uniques = _distinct([ref.node.properties.get(series.meta.key_property) for ref in refs])
+        return np.append(series.lookup([canonical_key(u) for u in uniques]), -1)[codes]
+
+    def _dates(self, name: str, series: LoadedSeries, channel: str, dates: Sequence[tuple]) -> list[np.ndarray]:
+        """The period columns of the date arguments: (first, last) for range functions, one
+        period per date for ts_at / ts_delta, none for ts_first / ts_last."""
         meta = series.meta
-        if channel not in meta.channels:
-            raise argument_error(f"Unknown channel '{channel}' on {meta.label}. "
-                                 f"Available: {', '.join(meta.channels)}")
-        codes, uniques = _distinct([row[0].node.properties.get(meta.key_property) for row in rows])
-        idx = np.append(series.lookup([canonical_key(u) for u in uniques]), -1)[codes]
         where = f"{meta.label}.{channel}"
         if name in _RANGE_KERNELS:
-            first, last = self._range_bounds(rows, meta.resolution, where)
+            return list(self._range_bounds(dates, meta.resolution, where))
+        if name in ("ts_first", "ts_last"):
+            return []
+        return self._single_periods(dates, 2 if name == "ts_delta" else 1, meta.resolution, where)
+
+    @staticmethod
+    def _kernel(name: str, series: LoadedSeries, channel: str, idx: np.ndarray, dates: list[np.ndarray]):
+        """(positions that have a value, their values) for one (label, channel)."""
+        if name in _RANGE_KERNELS:
+            first, last = dates
             found = np.flatnonzero(idx >= 0)
             a, b = series.bounds(idx[found], first[found], last[found])
             return found, _RANGE_KERNELS[name](series, channel, idx[found], a, b)
         if name in ("ts_first", "ts_last"):
             found = np.flatnonzero(idx >= 0)
-            return found, _floats(series.first_last(channel, idx[found], last=name == "ts_last"))
-        columns = self._single_periods(rows, 2 if name == "ts_delta" else 1, meta.resolution, where)
-        found = np.flatnonzero((idx >= 0) & np.logical_and.reduce([c != OPEN_LOW for c in columns]))
-        values = [series.at(channel, idx[found], column[found]) for column in columns]
-        return found, _floats(values[0] if name == "ts_at" else values[1] - values[0])
+            return found, series.first_last(channel, idx[found], last=name == "ts_last")
+        found = np.flatnonzero((idx >= 0) & np.logical_and.reduce([c != OPEN_LOW for c in dates]))
+        values = [series.at(channel, idx[found], column[found]) for column in dates]
+        return found, values[0] if name == "ts_at" else values[1] - values[0]
 
     @staticmethod
-    def _range_bounds(rows: list[tuple], resolution: str, where: str) -> tuple[np.ndarray, np.ndarray]:
-        """Inclusive period bounds per row (OPEN_LOW/OPEN_HIGH when open), each distinct date parsed once.
+    def _range_bounds(dates: Sequence[tuple], resolution: str, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """Inclusive period bounds per date tuple (OPEN_LOW/OPEN_HIGH when open), each distinct
+        date parsed once.
 
         One date argument means that whole period; with two, the range runs from the first
         period of the start to the last period of the end.
@@ -156,20 +225,20 @@ class _Evaluator:
                 return _open(None, None)
             return _open(*resolve_range((value,), resolution, where=where))
 
-        starts = _per_row([row[1] if len(row) > 1 else _ABSENT for row in rows], periods, _open(None, None))
-        ends = _per_row([row[2] if len(row) > 2 else _ABSENT for row in rows], periods, _open(None, None))
-        one_arg = np.array([len(row) < 3 for row in rows])
+        starts = _per_row([d[0] if d else _ABSENT for d in dates], periods, _open(None, None))
+        ends = _per_row([d[1] if len(d) > 1 else _ABSENT for d in dates], periods, _open(None, None))
+        one_arg = np.array([len(d) < 2 for d in dates], dtype=bool)
         return starts[:, 0], np.where(one_arg, starts[:, 1], ends[:, 1])
 
     @staticmethod
-    def _single_periods(rows: list[tuple], count: int, resolution: str, where: str) -> list[np.ndarray]:
+    def _single_periods(dates: Sequence[tuple], count: int, resolution: str, where: str) -> list[np.ndarray]:
         """The period each date argument names (ts_at: one column, ts_delta: two); OPEN_LOW where null."""
         def period(value):
             resolved = resolve_single(value, resolution, where=where)
             return (OPEN_LOW if resolved is None else resolved,)
 
-        return [_per_row([row[j] if j < len(row) else None for row in rows], period, (OPEN_LOW,))[:, 0]
-                for j in range(1, count + 1)]
+        return [_per_row([d[j] if j < len(d) else None for d in dates], period, (OPEN_LOW,))[:, 0]
+                for j in range(count)]
 
 
 def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:
@@ -185,5 +254,6 @@ def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:
         ("ts_delta", _RANGE_ARGS, 3, "ts_delta(n.channel, from, to)"),
     ]
     return [Extension(name=name, arg_kinds=kinds, min_args=min_args, evaluate=partial(evaluator.evaluate, name),
-                      node_properties=key_properties, signature=signature)
+                      node_properties=key_properties, signature=signature,
+                      evaluate_product=partial(evaluator.evaluate_product, name), data_version=store.version)
             for name, kinds, min_args, signature in specs]

@@ -68,6 +68,8 @@ class SeriesMeta:
 
 def canonical_key(value) -> str | None:
     """The string that links a node property value to a series key: 42, 42.0 and '42' agree."""
+    if type(value) is str:
+        return value.strip()
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return None
     if isinstance(value, (bool, np.bool_)):
@@ -296,6 +298,17 @@ class TimeseriesStore:
                 self._cache[label] = _Entry(token, loaded)
                 return loaded
             raise KeyError(f"Timeseries store for label {label!r} kept changing while loading")
+
+    def version(self) -> tuple:
+        """Changes whenever a label's series are written, replaced or removed (for caches of
+        values computed from them): each label's link target (`write` makes a new generation),
+        in one directory scan."""
+        try:
+            with os.scandir(self.root) as entries:
+                names = sorted(e.name for e in entries if not e.name.startswith("."))
+        except OSError:
+            return ()
+        return tuple((name, self._token(name)) for name in names)
 
     def memory_bytes(self) -> int:
         """Bytes held by the loaded arrays (all labels)."""

@@ -34,6 +34,11 @@ class TxConfig:
     metadata: dict[str, Any] | None = None
     imp_user: str | None = None
 
+    def __post_init__(self) -> None:
+        # Neo4j database names are case-insensitive (normalised to lower case): `SYSTEM` is `system`.
+        if self.database:
+            self.database = self.database.lower()
+
 
 @dataclass(slots=True)
 class Summary:
@@ -135,6 +140,10 @@ class Backend(ABC):
     async def databases(self, credentials: Any) -> list[str]:
         """Names of the databases a client may select (for SHOW DATABASES and routing)."""
         return [self.default_database]
+
+    def check_bookmarks(self, bookmarks: tuple[str, ...]) -> None:
+        """Raise `Neo.ClientError.Transaction.InvalidBookmark` for a bookmark this backend cannot
+        have issued. A Neo4j backend checks its own bookmarks, so by default nothing is checked."""
 
     #: Seconds after which graph-derived caches expire even without a write through the proxy
     #: (None: never; right when every write passes through the proxy, as with the embedded database).

@@ -35,15 +35,15 @@ from proxy.backends.base import Backend, ListResult, Result, Summary, Transactio
 from proxy.backends.falkordb_errors import error_from_reply
 from proxy.backends.falkordb_guards import check_query
 from proxy.backends.falkordb_guards import code_only as _code_only
-from proxy.backends.falkordb_pair import ServerPair, unavailable
+from proxy.backends.falkordb_pair import ServerPair
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyCut, ReplyStream
-from proxy.backends.falkordb_params import inline_params, placeholders
+from proxy.backends.falkordb_params import inline_params, lift_long_strings, placeholders
 from proxy.backends.falkordb_tx import FalkorDBTransaction
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
 )
-from proxy.errors import CypherError, syntax_error, unauthorized
+from proxy.errors import CypherError, syntax_error, unauthorized, unavailable
 
 _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 #: Graph keys the earlier GRAPH.COPY transactions left behind; dropped at start (see `start`).
@@ -51,6 +51,8 @@ SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
+#: The bookmarks `next_bookmark` issues.
+_BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
 
 _WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
 _SCHEMA = re.compile(r"(?<![\w.$])(?:INDEX|CONSTRAINT|CALL\s+db\.idx\.)(?!\w)", re.I)
@@ -67,6 +69,8 @@ class _Statement:
 
     def __init__(self, query: str, params: dict[str, Any] | None, mode: str):
         check_query(query, params)
+        lifted = lift_long_strings(query, params)
+        query, params = lifted.query, lifted.params
         code = _code_only(query)
         prefix = _PREFIX.match(code)
         self.body = query
@@ -87,7 +91,7 @@ class _Statement:
                                    "only as expressions in the query text, so they count here: send "
                                    "large ones as ISO 8601 strings and convert in the query, e.g. "
                                    "date(r.on).)") from None
-        self.column = inlined.column
+        self.column = lambda key: lifted.column(inlined.column(key))
         self.text = encode_params(inlined.params) + self.body
         try:
             self.text.encode()
@@ -367,6 +371,17 @@ class FalkorDBBackend(Backend):
     def next_bookmark(self) -> str:
         return f"FB:{next(self._bookmarks)}"
 
+    def check_bookmarks(self, bookmarks: tuple[str, ...]) -> None:
+        """Every write is applied before its bookmark is issued, so any bookmark of ours is
+        satisfied; anything else was not issued here (Neo4j: InvalidBookmark, no retry)."""
+        for bookmark in bookmarks:
+            if not isinstance(bookmark, str) or not _BOOKMARK.fullmatch(bookmark):
+                shown = repr(bookmark) if len(repr(bookmark)) <= 200 else repr(bookmark)[:200] + "..."
+                raise CypherError("Neo.ClientError.Transaction.InvalidBookmark",
+                                  f"Supplied bookmark {shown} was not issued by this server: its bookmarks "
+                                  "look like 'FB:<number>'. Pass on only bookmarks the server returned, "
+                                  "unchanged.")
+
     # ------------------------------------------------------------------ for transactions
 
     def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> _Statement:
@@ -468,15 +483,22 @@ class FalkorDBBackend(Backend):
 
     async def _graph(self, database: str | None) -> _Graph:
         name = database or self.default_database
-        if name.lower() == "system":
-            name = "system"
-        elif name != self.default_database and (
-                name.startswith(SNAPSHOT_PREFIX) or name.encode() not in await self._primary().call("GRAPH.LIST")):
-            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
-                              f"Database does not exist. Database name: '{name}'.")
+        if name.lower() in ("system", self.default_database):
+            name = name.lower()
+        else:
+            name = await self._graph_key(name)
         if name not in self._graphs:
             self._graphs[name] = _Graph(name)
         return self._graphs[name]
+
+    async def _graph_key(self, name: str) -> str:
+        """The graph key of database `name`, matched as Neo4j matches names: ignoring case."""
+        keys = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
+        found = [k for k in keys if k.lower() == name.lower() and not k.startswith(SNAPSHOT_PREFIX)]
+        if not found:
+            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
+                              f"Database does not exist. Database name: '{name}'.")
+        return name if name in found else found[0]
 
     async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
                          properties: tuple[str, ...]) -> None:

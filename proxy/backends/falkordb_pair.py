@@ -39,7 +39,7 @@ from redis.exceptions import BusyLoadingError, RedisError
 
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.errors import CypherError
+from proxy.errors import unavailable
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -50,11 +50,6 @@ WATCH_MISSES = 3              # consecutive misses before the server counts as d
 #: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
 #: the writes of its own connection, so a hold writes once and waits for that write.
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
-
-
-def unavailable(message: str) -> CypherError:
-    """The embedded database cannot serve right now: a TransientError, so drivers retry."""
-    return CypherError("Neo.TransientError.General.DatabaseUnavailable", message)
 
 
 class RolesJournal:
@@ -230,11 +225,12 @@ class ServerPair:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
         self._watchdog = self._restarting = None
+        await self._close_control()
+        # The servers first: a replica that lost its link to a closed relay would reconnect at once.
+        await asyncio.gather(*(server.stop() for server in self._servers.values()))
         if self._relay is not None:
             await self._relay.stop()
             self._relay = None
-        await self._close_control()
-        await asyncio.gather(*(server.stop() for server in self._servers.values()))
         self._journal.close()
 
     async def _close_control(self) -> None:

@@ -19,7 +19,10 @@ import datetime as _dt
 import math
 import re
 import sys
+from itertools import chain
 from typing import Any
+
+import orjson
 
 from neo4j.time import Date, DateTime, Duration, Time
 
@@ -44,48 +47,92 @@ def to_literal(value: Any, name: str = "p") -> str:
     """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors.
 
     Temporal, point and NaN values never get here: `falkordb_params` writes them into the query.
+    Exact types dispatch through a table (bound extension values are lists and maps of tens of
+    thousands of numbers); subclasses take the slower `isinstance` path.
     """
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    encode = _LITERALS.get(type(value))
+    if encode is not None:
+        return encode(value, name)
+    return _subclass_literal(value, name)
+
+
+def _float_literal(value: float, name: str) -> str:
+    if value in _INFINITIES:
+        return "1e999" if value > 0 else "-1e999"
+    return repr(value)
+
+
+def _string_literal(value: str, name: str) -> str:
+    if "\x00" in value:
+        raise param_error(name, "a string containing the NUL character", "FalkorDB strings cannot hold U+0000")
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _list_literal(value: list | tuple, name: str) -> str:
+    if finite_numbers(value):                   # the common bound forms, as JSON (the same literals)
+        try:
+            return orjson.dumps(value).decode()
+        except orjson.JSONEncodeError:          # an integer beyond 64 bits
+            pass
+    literals = _LITERALS
+    return "[" + ",".join([literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)
+                           for v in value]) + "]"
+
+
+def finite_numbers(value: list | tuple) -> bool:
+    """Whether `value` holds only finite numbers and nulls, or lists of them (extension values
+    bound per node, a grid): tens of thousands of them are checked and written without a Python
+    call per number."""
+    types = set(map(type, value))
+    if not types <= _NUMBERS:
+        if not types <= _LISTS:
+            return False
+        value = list(chain.from_iterable(v for v in value if v is not None))
+        if not set(map(type, value)) <= _NUMBERS:
+            return False
+    try:                                        # NaN or an infinity anywhere makes the sum non-finite
+        return math.isfinite(sum(filter(None, value)))
+    except OverflowError:
+        return False
+
+
+def _map_literal(value: dict, name: str) -> str:
+    check_map_size(value, name)
+    literals = _LITERALS
+    return "{" + ",".join([f"{quote_name(str(k), name)}:"
+                           f"{literals[t](v, name) if (t := type(v)) in literals else _subclass_literal(v, name)}"
+                           for k, v in value.items()]) + "}"
+
+
+def _subclass_literal(value: Any, name: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(int(value))
     if isinstance(value, float):
-        if math.isinf(value):
-            return "1e999" if value > 0 else "-1e999"
-        return repr(value)
+        return _float_literal(float(value), name)
     if isinstance(value, str):
-        if "\x00" in value:
-            raise param_error(name, "a string containing the NUL character",
-                              "FalkorDB strings cannot hold U+0000")
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return _string_literal(str(value), name)
     if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_items(value, name)) + "]"
+        return _list_literal(value, name)
     if isinstance(value, dict):
-        check_map_size(value, name)
-        return "{" + ",".join(f"{quote_name(str(k), name)}:{to_literal(v, name)}"
-                              for k, v in value.items()) + "}"
+        return _map_literal(value, name)
     raise _unsupported(value, name)
 
 
-_SLICE = 65_536
-
-
-def _items(values: list | tuple, name: str):
-    """The literals of a list's items, a slice at a time: a list of ten million numbers is
-    written in C loops and never exists as ten million small strings at once."""
-    for start in range(0, len(values), _SLICE):
-        part = values[start:start + _SLICE]
-        kinds = set(map(type, part))
-        if kinds == {int}:
-            yield ",".join(map(str, part))
-        elif kinds == {float}:                  # NaN never gets here (falkordb_params inlines it)
-            yield ",".join(map(repr, part)).replace("inf", "1e999")
-        else:
-            yield ",".join(to_literal(v, name) for v in part)
+_INFINITIES = (math.inf, -math.inf)
+_NUMBERS = frozenset({int, float, type(None)})
+_LISTS = frozenset({list, tuple, type(None)})
+_LITERALS = {
+    type(None): lambda value, name: "null",
+    bool: lambda value, name: "true" if value else "false",
+    int: lambda value, name: str(value),
+    float: _float_literal,
+    str: _string_literal,
+    list: _list_literal,
+    tuple: _list_literal,
+    dict: _map_literal,
+}
 
 
 def quote_name(key: str, param: str) -> str:
@@ -134,7 +181,7 @@ _EPOCH_ORDINAL = _EPOCH.toordinal()
 
 
 def decode_row(row: list, schema: Schema) -> list[Any]:
-    return [decode(cell, schema) for cell in row]
+    return _decode_cells(row, schema)
 
 
 def decode(cell: list, schema: Schema) -> Any:
@@ -145,6 +192,20 @@ def decode(cell: list, schema: Schema) -> Any:
     if kind in (3, 1):
         return raw
     return _DECODERS[kind](raw, schema)
+
+
+def _decode_cells(cells: list, schema: Schema) -> list[Any]:
+    """`decode` over a row or a list, with integers, strings and nulls handled inline (the hot path)."""
+    out = []
+    append = out.append
+    for kind, raw in cells:
+        if kind == 3 or kind == 1:
+            append(raw)
+        elif kind == 2:
+            append(raw.decode("utf-8", "replace"))
+        else:
+            append(_DECODERS[kind](raw, schema))
+    return out
 
 
 def _node(raw: list, schema: Schema) -> Node:
@@ -224,7 +285,7 @@ def _duration(raw: int, schema: Schema) -> Duration:
 _DECODERS = {
     4: lambda raw, schema: raw == b"true",
     5: _float,
-    6: lambda raw, schema: [decode(c, schema) for c in raw],
+    6: _decode_cells,
     7: _edge,
     8: _node,
     9: lambda raw, schema: Path(decode(raw[0], schema), decode(raw[1], schema)),

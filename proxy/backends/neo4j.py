@@ -3,7 +3,12 @@
 The proxy holds one driver with no credentials of its own. Each client's auth token is passed
 as session-level auth (Bolt 5.1+ re-authentication), so the upstream decides who may read
 what and the proxy stores no passwords. Records are pulled lazily, in the driver's
-`fetch_size` batches, and converted to the proxy's value model (`proxy.values`).
+`fetch_size` batches; a record of plain values (the common case) is relayed as the driver's
+own tuple, and only graph entities are converted to the proxy's value model (`proxy.values`).
+
+Auto-commit queries reuse idle driver sessions per (credentials, database, mode,
+impersonated user) instead of opening one per query: a session is reused only when the
+bookmarks the client sent are among the session's own last bookmarks, so causal chaining holds.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -53,6 +59,8 @@ _SECURITY = "Neo.ClientError.Security."
 _UNKNOWN_GQL_STATUS = "50N42"      # what the driver fills in when the server sent no GQLSTATUS
 _COUNTER_ATTRIBUTES = {key: key.replace("-", "_") for key in STAT_KEYS}
 _PLAIN = frozenset({type(None), bool, int, float, str, bytes, bytearray})
+IDLE_SESSIONS = 8            # idle auto-commit sessions kept per session key
+SESSION_KEYS = 256           # session keys (credentials x database x mode x user) kept at most
 
 
 # --- errors ---------------------------------------------------------------------------------
@@ -94,6 +102,13 @@ async def _close_quietly(session: AsyncSession) -> None:
 
 
 # --- values and summaries -------------------------------------------------------------------
+
+def to_proxy_row(record) -> list[Any]:
+    """A driver record as a row of proxy values (plain values are taken as they are)."""
+    if _PLAIN.issuperset(map(type, record)):
+        return list(record)
+    return [to_proxy_value(value) for value in record]
+
 
 def to_proxy_value(value: Any) -> Any:
     """A driver value in the proxy's value model.
@@ -152,16 +167,22 @@ async def _bookmark(session: AsyncSession) -> str | None:
 # --- results and transactions ---------------------------------------------------------------
 
 class Neo4jResult(Result):
-    """A driver result, pulled `n` records at a time; owns its session when auto-commit."""
+    """A driver result, pulled `n` records at a time.
+
+    An auto-commit result holds its session and hands it to `release(session, bookmarks)` once
+    consumed (bookmarks None: it failed, close it).
+    """
 
     def __init__(self, result: AsyncResult, uri: str, database: str, session: AsyncSession | None = None,
-                 on_update: Callable[[], None] | None = None):
+                 on_update: Callable[[], None] | None = None,
+                 release: Callable[[AsyncSession, frozenset | None], Any] | None = None):
         self.keys = list(result.keys())
         self._result = result
         self._uri = uri
         self._database = database
         self._session = session
         self._on_update = on_update       # called once if the summary shows the graph changed
+        self._release = release
         self._summary: Summary | None = None
         self._error: CypherError | None = None
 
@@ -174,39 +195,45 @@ class Neo4jResult(Result):
             records = [record async for record in self._result] if n < 0 else await self._result.fetch(n)
         except (Neo4jError, DriverError) as error:
             self._error = to_cypher_error(error, self._uri)
-            await self._close()
+            await self._close(None)
             raise self._error from error
-        return [[to_proxy_value(value) for value in record] for record in records]
+        return [to_proxy_row(record) for record in records]
 
     async def consume(self) -> Summary:
         if self._error is not None:
             raise self._error
         if self._summary is None:
+            bookmarks = None
             try:
                 with upstream_errors(self._uri):
-                    self._summary = await self._read_summary()
+                    self._summary, bookmarks = await self._read_summary()
             except CypherError as error:
                 self._error = error
                 raise
             finally:
-                await self._close()
+                await self._close(bookmarks)
         return self._summary
 
-    async def _read_summary(self) -> Summary:
+    async def _read_summary(self) -> tuple[Summary, frozenset | None]:
         try:
             summary = await self._result.consume()
         except ResultConsumedError:     # its transaction ended first: commit/rollback discard open results
-            return Summary(database=self._database)
-        bookmark = await _bookmark(self._session) if self._session else None
-        converted = to_summary(summary, self._database, bookmark)
+            return Summary(database=self._database), None
+        bookmarks = None
+        if self._session is not None:
+            bookmarks = frozenset((await self._session.last_bookmarks()).raw_values)
+        converted = to_summary(summary, self._database, min(bookmarks) if bookmarks else None)
         if converted.contains_updates and self._on_update is not None:
             self._on_update()
-        return converted
+        return converted, bookmarks
 
-    async def _close(self) -> None:
+    async def _close(self, bookmarks: frozenset | None) -> None:
         if self._session is not None:
-            await _close_quietly(self._session)
-            self._session = None
+            session, self._session = self._session, None
+            if self._release is not None and bookmarks is not None:
+                self._release(session, bookmarks)
+            else:
+                await _close_quietly(session)
 
 
 class Neo4jTransaction(Transaction):
@@ -263,6 +290,7 @@ class Neo4jBackend(Backend):
         self.default_database = "neo4j"
         self._driver = None
         self._default_known = False
+        self._idle: OrderedDict[tuple, list[tuple[AsyncSession, frozenset]]] = OrderedDict()
 
     async def start(self) -> None:
         if self._driver is None:
@@ -272,6 +300,10 @@ class Neo4jBackend(Backend):
     async def stop(self) -> None:
         if self._driver is not None:
             driver, self._driver = self._driver, None
+            idle, self._idle = self._idle, OrderedDict()
+            for sessions in idle.values():
+                for session, _ in sessions:
+                    await _close_quietly(session)
             await driver.close()
 
     async def authenticate(self, auth: dict[str, Any]) -> Auth:
@@ -286,15 +318,35 @@ class Neo4jBackend(Backend):
         return token
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
-        session = self._session(config, credentials)
+        key = _session_key(config, credentials)
+        session = self._idle_session(key, config.bookmarks) or self._session(config, credentials)
         try:
             with upstream_errors(self.uri):
-                result = await session.run(Query(query, metadata=config.metadata, timeout=config.timeout), params)
+                result = await session.run(Query(query, metadata=config.metadata, timeout=config.timeout)
+                                           if config.metadata or config.timeout else query, params)
         except BaseException:
             await _close_quietly(session)
             raise
         database = config.database or self.default_database
-        return Neo4jResult(result, self.uri, database, session, on_update=lambda: self.note_write(database))
+        return Neo4jResult(result, self.uri, database, session, on_update=lambda: self.note_write(database),
+                           release=lambda done, bookmarks: self._keep_idle(key, done, bookmarks))
+
+    def _idle_session(self, key: tuple, bookmarks: tuple[str, ...]) -> AsyncSession | None:
+        """An idle session for `key` that has seen every bookmark the client sent, if any."""
+        sessions = self._idle.get(key)
+        for i, (session, known) in enumerate(sessions or ()):
+            if known.issuperset(bookmarks):
+                del sessions[i]
+                return session
+        return None
+
+    def _keep_idle(self, key: tuple, session: AsyncSession, bookmarks: frozenset) -> None:
+        sessions = self._idle.setdefault(key, [])
+        self._idle.move_to_end(key)
+        if len(sessions) < IDLE_SESSIONS:
+            sessions.append((session, bookmarks))
+        while len(self._idle) > SESSION_KEYS:     # idle sessions hold no connection: just drop them
+            self._idle.popitem(last=False)
 
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         session = self._session(config, credentials)
@@ -346,3 +398,9 @@ class Neo4jBackend(Backend):
         self._default_known = True
         if names:
             self.default_database = names[0]
+
+
+def _session_key(config: TxConfig, credentials: Auth | None) -> tuple:
+    """Sessions are shared by queries with equal auth tokens, database, access mode and user."""
+    auth = None if credentials is None else repr(sorted(vars(credentials).items()))
+    return auth, config.database, config.mode, config.imp_user

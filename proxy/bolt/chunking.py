@@ -28,6 +28,8 @@ class MessageTooLarge(Exception):
 
 def chunk(message: bytes) -> bytes:
     """Frame one message: as many 65535-byte chunks as it takes, then `00 00`."""
+    if len(message) <= MAX_CHUNK:
+        return len(message).to_bytes(2, "big") + message + END
     view = memoryview(message)
     parts = []
     for start in range(0, len(view), MAX_CHUNK):

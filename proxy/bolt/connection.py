@@ -1,11 +1,15 @@
 """One Bolt connection after the handshake: the server state machine over a `Session`.
 
 Two tasks per connection. The reader frames messages and queues them; it sees a
-RESET the moment it arrives, cancels the work in progress and makes everything
-queued before the RESET answer IGNORED (RESET "jumps the queue"). The processor
-takes messages in order, acts on the session and writes the responses; it is the
-only writer. Results stream in batches with `drain()` between them, so a huge result
-never sits in the proxy's memory.
+RESET the moment it arrives, interrupts the work in progress (it cancels the processor
+while that is inside a handler) and makes everything queued before the RESET answer
+IGNORED (RESET "jumps the queue"). The processor takes messages in order, acts on the
+session and writes the responses; it is the only writer.
+
+Responses are coalesced: they collect in an output buffer that is written when no
+pipelined request is waiting (RUN + PULL arrive together and leave as one write: one
+system call where there were three) or when it passes `FLUSH_SIZE`. Results stream in
+batches with `drain()` between writes, so a huge result never sits in the proxy's memory.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from proxy.session import Session
 
 log = logging.getLogger("proxy.bolt")
 
-BATCH = 1000                 # records fetched and written between two drain()s
+BATCH = 1000                 # records fetched from the backend at a time
+FLUSH_SIZE = 1 << 16         # bytes of responses buffered before they are written and drained
 QUEUE_LIMIT = 10_000         # pipelined messages buffered before the reader waits
 CLOSE_TIMEOUT = 10.0         # seconds allowed for rolling back on close
 DECODE_IN_THREAD = 1 << 20   # messages larger than this are decoded off the event loop
@@ -107,7 +112,12 @@ class BoltConnection:
         self._state = State.NEGOTIATION
         self._queue: asyncio.Queue[tuple[int | None, bytes]] = asyncio.Queue(QUEUE_LIMIT)
         self._pending_resets = 0       # > 0: the spec's INTERRUPTED state (queued messages IGNORED)
-        self._work: asyncio.Task | None = None
+        self._processor: asyncio.Task | None = None
+        self._busy = False             # the processor is inside a handler (a RESET may cancel it)
+        self._interrupted = False      # ... and has been cancelled by one
+        self._closing = False          # the connection is ending: the processor stops after its handler
+        self._out: list[bytes] = []    # responses not written yet
+        self._out_size = 0
         self._results: dict[int, OpenResult] = {}
         self._last_qid = -1
         self._next_qid = 0
@@ -123,15 +133,16 @@ class BoltConnection:
     async def serve(self) -> None:
         """Run until the connection ends; never raises (only cancellation propagates)."""
         reader = asyncio.create_task(self._read_loop())
-        processor = asyncio.create_task(self._process_loop())
+        processor = self._processor = asyncio.create_task(self._process_loop())
         try:
             await asyncio.wait({reader, processor}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            tasks = [t for t in (reader, processor, self._work) if t is not None]
+            self._closing = True           # also ends a processor whose handler swallowed the cancellation
+            tasks = (reader, processor)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-            for task in (reader, processor):
+            for task in tasks:
                 if not task.cancelled() and task.exception() is not None:
                     log.error("%s: connection task failed", self.connection_id,
                               exc_info=task.exception())
@@ -158,8 +169,7 @@ class BoltConnection:
                     return
                 if signature == m.RESET:
                     self._pending_resets += 1
-                    if self._work is not None:
-                        self._work.cancel()
+                    self._interrupt()
                 await self._queue.put((signature, data))
         except (asyncio.IncompleteReadError, ConnectionError, OSError):
             pass                          # the client went away
@@ -198,39 +208,54 @@ class BoltConnection:
         self._unauthenticated_bytes += len(data)
         return data
 
+    def _interrupt(self) -> None:
+        """Cancel the handler in progress (a RESET arrived behind it)."""
+        if self._busy and not self._interrupted:
+            self._interrupted = True
+            self._processor.cancel()
+
     async def _process_loop(self) -> None:
         """Handle queued messages in order until one of them ends the connection."""
-        while True:
-            signature, data = await self._queue.get()
-            try:
-                if not await self._process(signature, data):
-                    return
-            finally:
-                self._queue.task_done()
-
-    async def _process(self, signature: int | None, data: bytes | CypherError) -> bool:
-        """Answer one queued message; False means close the connection."""
-        if signature == m.RESET:
-            self._pending_resets -= 1
-        elif self._pending_resets:
-            self._send(m.IGNORED)
-            return True
-        if isinstance(data, CypherError):    # a message over the size limit, already read past
-            self._fail(data)
-            return True
-        self._work = asyncio.create_task(self._handle(signature, data))
-        await asyncio.wait({self._work})
-        work, self._work = self._work, None
-        if work.cancelled():          # interrupted by a RESET behind it (which drops results)
-            self._send(m.IGNORED)
-            return True
-        if not work.result():
-            return False
+        queue = self._queue
+        task = asyncio.current_task()
         try:
-            await self._writer.drain()
+            while True:
+                if queue.empty():
+                    await self._flush()
+                signature, data = await queue.get()
+                try:                                  # task_done: the login-time reader waits on it
+                    if signature == m.RESET:
+                        self._pending_resets -= 1
+                    elif self._pending_resets:
+                        self._send(m.IGNORED)
+                        continue
+                    if isinstance(data, CypherError):   # a message over the size limit, read past
+                        self._fail(data)
+                        continue
+                    self._busy = True
+                    try:
+                        keep = await self._handle(signature, data)
+                    except asyncio.CancelledError:
+                        # Interrupted by a RESET behind it (which drops results), unless the
+                        # connection itself is being closed.
+                        if self._closing or not self._interrupted or task.uncancel():
+                            raise
+                        keep = True
+                        self._send(m.IGNORED)
+                    else:
+                        # Some awaits swallow a cancellation that races with their result
+                        # (asyncio.wait_for in 3.11): the handler then simply finished.
+                        if self._interrupted:
+                            task.uncancel()
+                    finally:
+                        self._busy = self._interrupted = False
+                    if not keep or self._closing:
+                        await self._flush()
+                        return
+                finally:
+                    queue.task_done()
         except (ConnectionError, OSError):
-            return False
-        return True
+            return
 
     # ---- dispatch --------------------------------------------------------------------
 
@@ -286,7 +311,20 @@ class BoltConnection:
         return fields
 
     def _send(self, signature: int, *fields: Any) -> None:
-        self._writer.write(chunk(self._packer.pack_message(signature, list(fields))))
+        self._buffer(chunk(self._packer.pack_message(signature, list(fields))))
+
+    def _buffer(self, data: bytes) -> None:
+        self._out.append(data)
+        self._out_size += len(data)
+
+    async def _flush(self) -> None:
+        """Write the buffered responses in one go and wait until the socket takes them."""
+        if self._out:
+            data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
+            self._out.clear()
+            self._out_size = 0
+            self._writer.write(data)
+        await self._writer.drain()
 
     def _fail(self, error: CypherError) -> None:
         self._state = State.FAILED        # open results stay until the RESET that must follow
@@ -334,7 +372,9 @@ class BoltConnection:
         database, _imp_user = m.route_database(fields[2])
         backend = self._session.backend
         database = database or backend.default_database
-        if database != "system" and database not in await backend.databases(self._session.credentials):
+        # Names ignore case, as in Neo4j; the table names the database as asked (drivers key it so).
+        if database.lower() != "system" and database.lower() not in {
+                name.lower() for name in await backend.databases(self._session.credentials)}:
             raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
                               f"Database does not exist. Database name: '{database}'.")
         address = self._routing_address or _address(self._writer.get_extra_info("sockname"))
@@ -422,9 +462,9 @@ class BoltConnection:
                 return False
             open_.had_records = True
             if send:
-                pack = self._packer.pack_message
-                self._writer.write(b"".join(chunk(pack(m.RECORD, [row])) for row in rows))
-                await self._writer.drain()
+                self._buffer(self._packer.pack_records(rows, chunk))
+                if self._out_size >= FLUSH_SIZE:
+                    await self._flush()
             if want > 0:
                 want -= len(rows)
         open_.lookahead = await open_.result.fetch(1)

@@ -126,14 +126,19 @@ def _completion_status(has_fields: bool, had_records: bool) -> dict[str, Any]:
             "diagnostic_record": {"OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/"}}
 
 
+#: What a notification carries up to Bolt 5.4 (5.6+ carries it inside a GQL status).
+_NOTIFICATION_KEYS = ("code", "title", "description", "severity", "category", "position")
+
+
 def _notification_status(note: dict[str, Any]) -> dict[str, Any]:
-    """A 5.x notification dict as a 5.6+ GQL status object."""
+    """A notification as a 5.6+ GQL status object (drivers rebuild `notifications` from these)."""
     severity = str(note.get("severity", "INFORMATION")).upper()
     status = {
         "gql_status": note.get("gql_status") or ("01N00" if severity == "WARNING" else "03N00"),
-        "status_description": note.get("description", ""),
+        "status_description": note.get("status_description") or note.get("description", ""),
         "neo4j_code": note.get("code", ""),
         "title": note.get("title", ""),
+        "description": note.get("description", ""),
         "diagnostic_record": {"OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/",
                               "_severity": severity,
                               "_classification": note.get("category", "GENERIC")},
@@ -164,5 +169,6 @@ def stream_end_metadata(version: tuple[int, int], summary: Summary, *, in_tx: bo
         meta["statuses"] = [_completion_status(has_fields, had_records),
                             *map(_notification_status, summary.notifications)]
     elif summary.notifications:
-        meta["notifications"] = summary.notifications
+        meta["notifications"] = [{k: note[k] for k in _NOTIFICATION_KEYS if k in note}
+                                 for note in summary.notifications]
     return meta

@@ -16,21 +16,16 @@ import scipy.sparse as sp
 from sknetwork.clustering import Louvain, get_modularity
 
 from extensions.algorithms.paths import margin
-from tests.harness import PASSWORD, USER, ProxyProcess
+from tests.harness import PASSWORD, USER
 from tests.unit.test_bolt_support import RawClient
 
 SUBGRAPH = ["Field", "Company", "Licence"]          # 1,593 nodes: under the exact threshold
 
 
 @pytest.fixture(scope="module")
-def demo():
-    with ProxyProcess(command="demo") as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
-def drv(demo):
-    with neo4j.GraphDatabase.driver(demo.uri, auth=(USER, PASSWORD)) as driver:
+def drv(private_demo):
+    """This module writes to the demo graph (cache invalidation) and measures the proxy's CPU."""
+    with neo4j.GraphDatabase.driver(private_demo.uri, auth=(USER, PASSWORD)) as driver:
         yield driver
 
 
@@ -286,19 +281,19 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def test_reset_stops_a_long_computation(demo):
+async def test_reset_stops_a_long_computation(private_demo):
     """RESET answers at once, the worker thread stops computing, the server keeps serving."""
-    port = int(demo.uri.rsplit(":", 1)[1])
+    port = int(private_demo.uri.rsplit(":", 1)[1])
     client = await RawClient.connect(port)
     client.send(0x10, "CALL betweenness({sample_size: 11000}) YIELD node, score RETURN max(score) AS m", {}, {})
     client.send(0x3F, {"n": -1})
     await asyncio.sleep(3.0)                       # projection read, kernel running in its thread
-    busy = _cpu_seconds(demo.pid)
+    busy = _cpu_seconds(private_demo.pid)
     for _ in range(20):                            # it really is computing (slowly on a loaded machine)
         await asyncio.sleep(0.5)
-        if _cpu_seconds(demo.pid) - busy > 0.5:
+        if _cpu_seconds(private_demo.pid) - busy > 0.5:
             break
-    assert _cpu_seconds(demo.pid) - busy > 0.5
+    assert _cpu_seconds(private_demo.pid) - busy > 0.5
     started = time.monotonic()
     client.send(0x0F)
     assert [(await client.recv())[0] for _ in range(3)] == [0x7E, 0x7E, 0x70]   # IGNORED x2, SUCCESS
@@ -307,9 +302,9 @@ async def test_reset_stops_a_long_computation(demo):
     # seconds a whole second passes with the proxy nearly idle; uncancelled, it computes for minutes.
     quiet = False
     for _ in range(5):
-        idle = _cpu_seconds(demo.pid)
+        idle = _cpu_seconds(private_demo.pid)
         await asyncio.sleep(1.0)
-        if _cpu_seconds(demo.pid) - idle < 0.2:
+        if _cpu_seconds(private_demo.pid) - idle < 0.2:
             quiet = True
             break
     assert quiet, "the computation kept running after RESET"

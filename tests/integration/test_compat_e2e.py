@@ -78,6 +78,21 @@ def test_named_index_round_trip(clean_graph):
     assert rows(clean_graph, "SHOW INDEXES YIELD name WHERE name = 'stock_code' RETURN name") == []
 
 
+def test_a_new_index_is_populating_until_filled_and_await_indexes_waits_for_it(clean_graph):
+    clean_graph.execute_query("UNWIND range(0, 199999) AS i CREATE (:Big {i: i})")
+    clean_graph.execute_query("CREATE INDEX big_i FOR (n:Big) ON (n.i)")
+    states = [r["state"] for r in rows(clean_graph, "SHOW INDEXES YIELD name, state WHERE name = 'big_i'")]
+    assert states in (["POPULATING"], ["ONLINE"])           # FalkorDB fills it in the background
+    clean_graph.execute_query("CALL db.awaitIndexes(60)")
+    assert rows(clean_graph, "SHOW INDEXES YIELD name, state WHERE name = 'big_i'") == \
+        [{"name": "big_i", "state": "ONLINE"}]
+    with clean_graph.session() as session:
+        plan = session.run("EXPLAIN MATCH (n:Big {i: 5}) RETURN n").consume().plan
+    assert "Node By Index Scan" in str(plan)
+    clean_graph.execute_query("CALL db.awaitIndex('big_i')")
+    assert code_of(clean_graph, "CALL db.awaitIndexes('soon')") == "Neo.ClientError.Statement.ArgumentError"
+
+
 def test_uniqueness_and_node_keys_are_enforced(clean_graph):
     clean_graph.execute_query("CREATE CONSTRAINT stock_key FOR (n:StockKey) REQUIRE (n.a, n.b) IS NODE KEY")
     try:

@@ -8,19 +8,13 @@ import pytest_asyncio
 
 from extensions.timeseries.store import TimeseriesStore
 from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.demo.loader import load_demo
 from proxy.demo.sodir import PRODUCTION_UNITS
 
 
 @pytest_asyncio.fixture(scope="module")
-async def backend(tmp_path_factory):
-    b = FalkorDBBackend(tmp_path_factory.mktemp("fdb"), persistent=False)
-    await b.start()
-    try:
-        yield b
-    finally:
-        await b.stop()
+async def backend(embedded):
+    return embedded
 
 
 @pytest_asyncio.fixture(scope="module")

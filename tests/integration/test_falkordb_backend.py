@@ -30,13 +30,8 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.fixture(scope="module")
-async def backend(tmp_path_factory):
-    b = FalkorDBBackend(tmp_path_factory.mktemp("fdb"), persistent=False)
-    await b.start()
-    yield b
-    pids = [b.pair.primary.pid, b.pair.replica.pid]
-    await b.stop()
-    assert not any(_alive(pid) for pid in pids)
+async def backend(embedded):
+    return embedded
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.http import body
 from proxy.http.server import HttpFrontEnd
 from proxy.session import Session
@@ -18,11 +17,8 @@ TIMEOUT = 0.5
 
 
 @pytest.fixture(scope="module")
-async def backend(tmp_path_factory):
-    b = FalkorDBBackend(tmp_path_factory.mktemp("fdb"), persistent=False)
-    await b.start()
-    yield b
-    await b.stop()
+async def backend(embedded):
+    return embedded
 
 
 @pytest.fixture

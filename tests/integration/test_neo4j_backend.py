@@ -249,6 +249,24 @@ async def test_fetch_pulls_only_what_is_asked(backend):
     assert await result.fetch(5) == []
 
 
+async def test_auto_commit_sessions_are_reused_only_when_causally_safe(backend, graph):
+    """A finished auto-commit query leaves its driver session idle for the same client; a query
+    whose bookmarks the idle session has not seen gets a session of its own, and sees the write."""
+    credentials = await backend.authenticate(BASIC)
+    write = await backend.run("CREATE (:Chain {v: 1})", {}, TxConfig(), credentials)
+    summary = await write.consume()
+    (idle,) = backend._idle.values()
+    assert len(idle) == 1 and summary.bookmark in idle[0][1]
+    read = await backend.run("MATCH (c:Chain) RETURN count(c)", {}, TxConfig(bookmarks=(summary.bookmark,)),
+                             credentials)
+    assert idle == [] and await read.fetch(-1) == [[1]]           # the idle session served it
+    await read.consume()
+    unseen = await backend.run("RETURN 1", {}, TxConfig(bookmarks=("FB:999999",)), credentials)
+    assert len(idle) == 1                                         # a new session; the idle one waits
+    await unseen.consume()
+    assert len(idle) == 2
+
+
 async def test_transaction_sees_its_own_writes(backend, graph):
     credentials = await backend.authenticate(BASIC)
     tx = await backend.begin(TxConfig(), credentials)

@@ -7,7 +7,6 @@ import neo4j
 import pytest
 
 from extensions.planner import ExtensionPlanner
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.bolt.server import start_bolt_server
 from proxy.demo import SEED_QUERY as SEED
 from proxy.session import Session
@@ -22,9 +21,8 @@ AUTH = ("neo4j", "password")
 
 
 @pytest.fixture(scope="module")
-async def driver(tmp_path_factory):
-    backend = FalkorDBBackend(tmp_path_factory.mktemp("e2e"), persistent=False)
-    await backend.start()
+async def driver(embedded):
+    backend = embedded
     planner = ExtensionPlanner(registry(), backend_kind="falkordb")
     server = await start_bolt_server("127.0.0.1", 0, lambda: Session(backend, planner))
     port = server.sockets[0].getsockname()[1]
@@ -34,7 +32,6 @@ async def driver(tmp_path_factory):
     await drv.close()
     server.close()
     await server.wait_closed()
-    await backend.stop()
 
 
 async def test_seed_query_through_bolt_matches_python(driver):

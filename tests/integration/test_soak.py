@@ -15,6 +15,7 @@ import random
 import time
 
 import neo4j
+import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
@@ -95,6 +96,7 @@ async def _rewrite_files(root, stop: asyncio.Event) -> int:
     return started
 
 
+@pytest.mark.timeout(SECONDS + 300)
 async def test_soak_mixed_writers_with_file_rewrites():
     with ProxyProcess() as proc:
         root = proc.data_dir / "falkordb"

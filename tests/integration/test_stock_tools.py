@@ -19,7 +19,7 @@ import neo4j
 import pandas as pd
 import pytest
 
-from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+from tests.harness import PASSWORD, REPO, USER
 from tests.stock.embedding import cosine, embed
 
 STOCK_PYTHON = REPO / ".cache" / "stock" / "bin" / "python"
@@ -31,15 +31,9 @@ PRODUCTION = REPO / "examples" / "sodir" / "sodir_current" / "field_production_m
 
 
 @pytest.fixture(scope="module")
-def demo_proxy():
-    with ProxyProcess(command="demo") as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
-def graph_facts(demo_proxy):
+def graph_facts(private_demo):
     """What the demo graph holds, by plain Cypher (read before any package writes)."""
-    with neo4j.GraphDatabase.driver(demo_proxy.uri, auth=(USER, PASSWORD)) as driver:
+    with neo4j.GraphDatabase.driver(private_demo.uri, auth=(USER, PASSWORD)) as driver:
         labels = {r["l"]: r["n"] for r in driver.execute_query(
             "MATCH (n) UNWIND labels(n) AS l RETURN l, count(*) AS n").records}
         patterns = {(r["a"], r["t"], r["b"]) for r in driver.execute_query(
@@ -60,20 +54,20 @@ def run_client(script: str, *args: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def langchain(demo_proxy, graph_facts):
-    return run_client("langchain_client.py", demo_proxy.uri, json.dumps(TEXTS), QUERY)
+def langchain(private_demo, graph_facts):
+    return run_client("langchain_client.py", private_demo.uri, json.dumps(TEXTS), QUERY)
 
 
 @pytest.fixture(scope="module")
-def graphrag(demo_proxy, langchain):
+def graphrag(private_demo, langchain):
     cypher = ("MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile) "
               "RETURN f.title AS field, ts_sum(p.prd_oil_net, 2020) AS oil_2020")
-    return run_client("graphrag_client.py", demo_proxy.uri, "TROLL", cypher)
+    return run_client("graphrag_client.py", private_demo.uri, "TROLL", cypher)
 
 
 @pytest.fixture(scope="module")
-def mcp(demo_proxy, graphrag):
-    return run_client("mcp_client.py", demo_proxy.uri,
+def mcp(private_demo, graphrag):
+    return run_client("mcp_client.py", private_demo.uri,
                       "MATCH (f:Field) WHERE f.title = $title RETURN f.title AS title, f.npdid AS npdid",
                       "MATCH (f:Field {title: 'TROLL'})<-[:OF_FIELD]-(p:ProductionProfile) "
                       "RETURN ts_avg(p.prd_oe_net, 2020) AS avg_2020",
@@ -132,9 +126,9 @@ def test_neo4j_vector_from_texts_finds_the_nearest_text(langchain):
                                      "labelsOrTypes": ["StockChunk"], "properties": ["embedding"]}]
 
 
-@pytest.mark.xfail(strict=True, reason="FalkorDB 4.16 drops the SET of langchain's first chat message "
-                                       "(OPTIONAL MATCH ... CREATE ... SET ... WITH ... WHERE): issue 8")
 def test_chat_message_history_round_trip(langchain):
+    """FalkorDB alone drops the SET of the first message (OPTIONAL MATCH ... CREATE ... SET ...
+    WITH ... WHERE); the proxy's `WITH v AS v` bridge keeps it (extensions/bridges/writes.py)."""
     assert langchain["chat"] == [["human", "How much gas does Troll produce?"],
                                  ["ai", "About 30 billion cubic metres a year."], ["human", "And oil?"]]
 

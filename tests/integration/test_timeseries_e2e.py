@@ -143,3 +143,84 @@ def test_errors_teach(ts_driver, expression, node, fragments):
     assert info.value.code == "Neo.ClientError.Statement.ArgumentError"
     for fragment in fragments:
         assert fragment in info.value.message
+
+
+def test_a_write_between_two_identical_queries_changes_the_answer(ts_driver):
+    """Probe results are cached by graph state: every write through the proxy, in auto-commit
+    or a committed transaction, is seen by the next identical query; a rolled-back one is not."""
+    query = ("MATCH (s:Sensor) WHERE s.id STARTS WITH 'cache' UNWIND ['2020-2', '2021-2'] AS month "
+             "RETURN count(ts_avg(s.temp, month)) AS n, sum(ts_avg(s.temp, month)) AS total")
+
+    def answer():
+        return ts_driver.execute_query(query).records[0].values()
+
+    assert answer() == [0, 0]
+    ts_driver.execute_query("CREATE (:Sensor {id: 'cache-1', alias: 's1'})")
+    assert answer() == [0, 0]                        # a node without a series: no values yet
+    ts_driver.execute_query("MATCH (s:Sensor {id: 'cache-1'}) SET s.id = 's1', s.was = 'cache'")
+    query_s1 = query.replace("s.id STARTS WITH 'cache'", "s.was = 'cache'")
+    first = ts_driver.execute_query(query_s1).records[0].values()
+    assert first == [1, pytest.approx(7 / 3)]                  # s1 has only 2020
+    with ts_driver.session() as session:
+        with session.begin_transaction() as tx:
+            tx.run("MATCH (s:Sensor {id: 's2'}) SET s.was = 'cache'").consume()
+            seen = tx.run(query_s1).single().values()     # its own write, uncached
+            assert seen == [2, pytest.approx(7 / 3 + 15.0)]   # s2 has only 2021
+            tx.rollback()
+    assert ts_driver.execute_query(query_s1).records[0].values() == first
+    ts_driver.execute_query("MATCH (s:Sensor {id: 's2'}) SET s.was = 'cache'")
+    assert ts_driver.execute_query(query_s1).records[0].values() == [2, pytest.approx(7 / 3 + 15.0)]
+
+
+def test_a_reimport_while_serving_changes_the_answer(tmp_path):
+    """Computed values are kept while the graph is unchanged, and while the series are too:
+    `ts import` into the running server's data directory is seen by the next identical query."""
+    source = tmp_path / "meter.csv"
+    source.write_text(METER_CSV)
+    flags = ["--label", "Meter", "--key-column", "meter", "--key-property", "code", "--channel", "kwh",
+             "--year-column", "year", "--month-column", "month"]
+    _import(tmp_path, source, *flags)
+    query = "MATCH (m:Meter) UNWIND [2019, 2020] AS year RETURN year, ts_sum(m.kwh, year) AS total ORDER BY year"
+    with ProxyProcess(data_dir=tmp_path) as process, \
+            neo4j.GraphDatabase.driver(process.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("CREATE (:Meter {code: 'm1'})")
+
+        def answer():
+            return [tuple(r.values()) for r in driver.execute_query(query).records]
+
+        assert answer() == answer() == [(2019, 12.0), (2020, 24.0)]
+        source.write_text(METER_CSV.replace("m1,2020,3,13", "m1,2020,3,1000"))
+        _import(tmp_path, source, *flags)
+        assert answer() == [(2019, 12.0), (2020, 1011.0)]
+
+
+
+@pytest.mark.parametrize("ttl", ["0", "30"])
+def test_the_neo4j_backend_binds_the_same_values(tmp_path, ttl):
+    """Behind an upstream (here another proxy) values are bound as maps keyed by element id, then
+    by key: each query shape reads what the embedded backend's grids and lists read."""
+    (tmp_path / "sensor.csv").write_text(SENSOR_CSV)
+    for name in ("front", "direct"):
+        _import(tmp_path / name, tmp_path / "sensor.csv", "--label", "Sensor", "--key-column", "sensor",
+                "--channel", "temp", "--date-column", "date", "--resolution", "day")
+    graph = ("CREATE (:Sensor {id: 's1', since: '2020-2-28'}), (:Sensor {id: 's2', since: '2021-2-28'}), "
+             "(:Sensor {id: 'nope', since: '2020'})")
+    queries = [
+        "MATCH (s:Sensor) UNWIND ['2020-2', '2021-2', null, 2020] AS m "
+        "RETURN s.id AS id, m, ts_avg(s.temp, m) AS v ORDER BY id, toString(m)",
+        "MATCH (s:Sensor) UNWIND range(27, 29) AS d WITH s, '2020-2-' + toString(d) AS day "
+        "RETURN s.id AS id, day, ts_at(s.temp, day) AS v, ts_sum(s.temp, day, null) AS rest ORDER BY id, day",
+        "MATCH (s:Sensor) RETURN s.id AS id, ts_sum(s.temp, s.since) AS v, ts_last(s.temp) AS last ORDER BY id",
+    ]
+    with ProxyProcess() as back, \
+            ProxyProcess(data_dir=tmp_path / "front", args=["--upstream", back.uri, "--probe-cache-ttl", ttl]) as front, \
+            ProxyProcess(data_dir=tmp_path / "direct") as direct, \
+            neo4j.GraphDatabase.driver(front.uri, auth=(USER, PASSWORD)) as through, \
+            neo4j.GraphDatabase.driver(direct.uri, auth=(USER, PASSWORD)) as embedded:
+        through.execute_query(graph)
+        embedded.execute_query(graph)
+        for query in queries:
+            expected = [r.values() for r in embedded.execute_query(query).records]
+            assert expected and any(v is not None for row in expected for v in row[2:])
+            for _ in range(2):                        # the second time from the probe cache (ttl 30)
+                assert [r.values() for r in through.execute_query(query).records] == expected, query

@@ -7,11 +7,13 @@ import threading
 import networkx as nx
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from extensions.algorithms import kernels, paths
 from extensions.algorithms.parameters import SUBGRAPH, resolve
 from extensions.algorithms.procedures import SPECS
-from extensions.algorithms.projection import Projection, Subgraph, build_projection
+from extensions.algorithms.projection import (Projection, Subgraph, build_joined_projection,
+                                              build_projection)
 from proxy.errors import CypherError
 
 
@@ -117,3 +119,25 @@ def test_parameters_resolve_aliases_and_check_types():
                           ({"relationship": ["A", 3]}, "list of names"), ({"refresh": "yes"}, "true or false")]:
         with pytest.raises(CypherError, match=fragment):
             resolve("pagerank", params, bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 40), unique=True, max_size=25),
+       st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45), st.floats(0.1, 5.0)), max_size=80),
+       st.booleans())
+def test_joined_read_builds_the_same_projection_as_the_row_read(node_ids, relationships, weighted):
+    """FalkorDB's joined-id read and the per-node row read agree (parallel relationships, self
+    loops, relationships to or from nodes outside the projection)."""
+    known = set(node_ids)
+    inside = [(a, b, w) for a, b, w in relationships if a in known]
+    rows = [[i, [b for a, b, _ in inside if a == i], [w for a, _, w in inside if a == i]] for i in node_ids]
+    if not weighted:
+        rows = [row[:2] for row in rows]
+    by_rows = build_projection(rows)
+    joined = build_joined_projection(",".join(map(str, node_ids)),
+                                     ",".join(str(a) for a, _, _ in relationships),
+                                     ",".join(str(b) for _, b, _ in relationships),
+                                     [w for _, _, w in relationships] if weighted else None)
+    assert joined.ids.tolist() == by_rows.ids.tolist()
+    for direction in ("out", "in", "both"):
+        assert np.allclose(joined.matrix(direction).toarray(), by_rows.matrix(direction).toarray())

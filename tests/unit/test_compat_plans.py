@@ -88,13 +88,15 @@ def test_catalog_names_what_falkordb_backs(tmp_path):
     names.put("neo4j", "gone", Definition("INDEX", "RANGE", "NODE", ("Gone",), ("x",)))
     names.put("neo4j", "uid", Definition("CONSTRAINT", "UNIQUE", "NODE", ("User",), ("id",)))
     falkor = _Graph([["Doc", ["emb", "t"], {"emb": ["VECTOR"], "t": ["FULLTEXT"]},
-                      {"emb": {"dimension": 4, "similarityFunction": "euclidean"}}, "NODE"],
-                     ["User", ["id"], {"id": ["RANGE"]}, {}, "NODE"]],
+                      {"emb": {"dimension": 4, "similarityFunction": "euclidean"}}, "NODE",
+                      "[Indexing] 10/200: UNDER CONSTRUCTION"],
+                     ["User", ["id"], {"id": ["RANGE"]}, {}, "NODE", "OPERATIONAL"]],
                     [["UNIQUE", "User", ["id"], "NODE", "OPERATIONAL"]])
     catalog = asyncio.run(read_catalog(GraphContext("neo4j", 1, falkor.read), names))
     by_name = {e.name: e for e in catalog.indexes}
     assert by_name["docs"].options["indexConfig"] == {"vector.dimensions": 4,
                                                       "vector.similarity_function": "EUCLIDEAN"}
+    assert (by_name["docs"].state, by_name["uid"].state) == ("POPULATING", "ONLINE")
     assert "gone" not in by_name                                # FalkorDB no longer backs it
     assert by_name["uid"].owner == "uid" and [c.name for c in catalog.constraints] == ["uid"]
     (fulltext,) = [e for e in catalog.indexes if e.definition.kind == "FULLTEXT"]

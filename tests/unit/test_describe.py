@@ -8,7 +8,6 @@ import math
 from contextlib import asynccontextmanager
 
 import bpe_openai
-import pandas as pd
 import pytest
 
 from extensions.describe import describe_text

@@ -16,7 +16,6 @@ from extensions.probe import ProbeStep
 from extensions.registry import Registry
 from extensions.spatial import GeometryStore, spatial_extensions
 from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.errors import CypherError
 from proxy.session import AutoCommitRunner, TransactionRunner
 from tests.unit.test_planner_support import rows
@@ -172,14 +171,12 @@ def _graph() -> tuple[str, dict]:
 
 
 @pytest.fixture(scope="module")
-async def db(tmp_path_factory):
-    backend = FalkorDBBackend(tmp_path_factory.mktemp("joins"), persistent=False)
-    await backend.start()
+async def db(embedded):
+    backend = embedded
     creds = await backend.authenticate(AUTH)
     query, params = _graph()
     await rows(await backend.run(query, params, TxConfig(), creds))
-    yield backend, creds
-    await backend.stop()
+    return backend, creds
 
 
 @pytest.fixture

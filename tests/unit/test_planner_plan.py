@@ -10,7 +10,6 @@ import pytest
 
 from extensions.planner import ExtensionPlanner
 from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
 from proxy.demo import SEED_QUERY as SEED
 from proxy.errors import CypherError
 from tests.unit.test_planner_support import (
@@ -27,14 +26,12 @@ AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 
 
 @pytest.fixture(scope="module")
-async def backend(tmp_path_factory):
-    db = FalkorDBBackend(tmp_path_factory.mktemp("planner"), persistent=False)
-    await db.start()
+async def backend(embedded):
+    db = embedded
     creds = await db.authenticate(AUTH)
     runner = RecordingRunner(db, creds)
     await (await runner.run(GRAPH, {})).consume()
-    yield db, creds
-    await db.stop()
+    return db, creds
 
 
 @pytest.fixture
@@ -68,7 +65,10 @@ async def test_seed_query_matches_python(planner, runner):
     expected = seed_expected()
     assert record[2] == expected["n_years"]
     assert record == pytest.approx(list(expected.values()), rel=1e-12)
-    assert len(runner.queries) == 2          # one probe for both calls of the clause, then the query
+    # One probe for both calls of the clause, separated (the profiles, the years), then the query.
+    assert len(runner.queries) == 3
+    assert "WITH DISTINCT p WHERE p IS NOT NULL\nRETURN labels(p) AS __c1, collect([p.id, id(p)])" in runner.queries[0][0]
+    assert "WITH DISTINCT y\nRETURN DISTINCT y AS __c3, toString(y) AS __c4" in runner.queries[1][0]
     assert len(CALLS) == 2                   # each extension evaluated once, with all its tuples
 
 
@@ -160,7 +160,7 @@ async def test_profile_runs_probes_and_profiles(planner, runner):
     result = await planner.execute("PROFILE " + SEED, {}, runner)
     summary = await result.consume()
     assert summary.profile is not None
-    assert [q.split(None, 1)[0] for q, _ in runner.queries] == ["MATCH", "PROFILE"]
+    assert [q.split(None, 1)[0] for q, _ in runner.queries] == ["MATCH", "MATCH", "PROFILE"]   # nodes, values
 
 
 async def test_algorithm_call_scans_candidates_and_keeps_scope(planner, runner):

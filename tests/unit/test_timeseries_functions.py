@@ -1,6 +1,7 @@
 """ts_* functions through `Extension.evaluate`, with PropertyRef/NodeRef arguments as the planner passes them."""
 
 import math
+import re
 
 import neo4j.time
 import pandas as pd
@@ -255,3 +256,34 @@ def test_hourly_data(tmp_path):
     [points] = exts["ts_series"].evaluate([(meter, "2020-2-29")])
     assert points == [{"time": neo4j.time.DateTime(2020, 2, 29, 0, 0, 0), "value": 4.0},
                       {"time": neo4j.time.DateTime(2020, 2, 29, 1, 0, 0), "value": 8.0}]
+
+
+# -- a separated probe's product ------------------------------------------------------------------
+
+ALL_FUNCTIONS = ("ts_sum", "ts_avg", "ts_min", "ts_max", "ts_count", "ts_series", "ts_first", "ts_last", "ts_at",
+                 "ts_delta")
+node_refs = st.one_of(
+    st.none(),
+    st.sampled_from([1, 2, 3, 99, "2", 2.0]).map(ref),
+    st.just(ref("w1", "rate", labels=("Well",), prop="name")),
+    st.just(ref(1, labels=("Field",))),
+    st.just(ref(1, "prd_oil_net", labels=("Field", "ProductionProfile"))))
+dates = st.one_of(st.none(), st.sampled_from(["2019", "2020", "2021", 2020]),
+                  st.sampled_from(["2020-1", "2020-3", "2020-6", "2021-1"]))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(ALL_FUNCTIONS), st.lists(node_refs, min_size=1, max_size=8),
+       st.lists(st.tuples(dates, dates), min_size=1, max_size=5), st.data())
+def test_product_is_evaluate_of_every_combination(ext, name, refs, date_pairs, data):
+    """`evaluate_product` gives, per node, what `evaluate` gives for each node + value tuple."""
+    width = {"ts_first": 0, "ts_last": 0, "ts_at": 1, "ts_delta": 2}.get(name, data.draw(st.integers(0, 2)))
+    nodes = [(r,) for r in refs]
+    values = list(dict.fromkeys(pair[:width] for pair in date_pairs))
+    try:
+        expected = [ext(name).evaluate([node + value for value in values]) for node in nodes]
+    except CypherError as error:          # a date finer than the Well's days is refused by both
+        with pytest.raises(CypherError, match=re.escape(error.message)):
+            ext(name).evaluate_product(nodes, values)
+        return
+    assert ext(name).evaluate_product(nodes, values) == expected

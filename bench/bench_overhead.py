@@ -1,0 +1,195 @@
+"""What the proxy adds (issue 15's table): each row against its baseline measured in the same run,
+next to the same row recorded before the issue's work (`overhead_before.json`).
+
+- seed query, warm p50 through the stock driver's `session.run`, vs the same query shape with
+  constants in place of the extension calls;
+- ts_avg over 10k nodes x 10 years in one query vs the query without the extension: repeated
+  (its probes and computed values reused), and after a write each time (nothing reused);
+- `RETURN 1` p50 with a minimal raw Bolt client (`raw_bolt.py`) vs the falkordb client straight
+  to the same database;
+- one extra hop through the Neo4j backend (proxy -> proxy): `RETURN 1` p50 and a 100k-row
+  stream, both with the raw client, vs the second proxy alone;
+- cold plan (parse + plan) of a seed-shaped query whose literal changes every run;
+- throughput of 16 clients alternating the seed query and `RETURN 1` for 10 s through the proxy
+  vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`.
+
+`python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+import neo4j
+from falkordb import FalkorDB
+
+from bench import median_seconds
+from bench.bench_extensions import BULK_BASELINE, BULK_QUERY, NODES, SEED_BASELINE, meters_proxy
+from bench.bench_planner import _registry
+from bench.raw_bolt import RawBolt
+from extensions.cypher.parser import parse
+from extensions.planner import ExtensionPlanner
+from proxy.backends.falkordb_pair import primary_address
+from proxy.demo import SEED_QUERY
+from tests.harness import PASSWORD, USER, ProxyProcess
+
+BEFORE = Path(__file__).with_name("overhead_before.json")
+STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s"
+#: What the falkordb client runs for the seed query: its baseline, with the alias FalkorDB lacks spelled out.
+SEED_DIRECT = SEED_BASELINE.replace("std(", "stDev(")
+CLIENTS, SECONDS = 16, 10.0
+
+# name -> (how the ratio is read, target)
+ROWS = {
+    "seed query, warm p50 (driver session.run)": ("ratio", "<= 1.0 ms"),
+    f"ts_avg, {NODES} nodes x 10 years": ("ratio", "<= 10x"),
+    f"ts_avg, {NODES} x 10 years, after a write": ("ratio", "(nothing cached)"),
+    "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
+    "Neo4j backend hop, RETURN 1 p50": ("diff", "+ <= 0.3 ms"),
+    "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.3x"),
+    "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
+    f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
+}
+
+
+def _seed_rows(out: dict) -> None:
+    with ProxyProcess(command="demo") as proc:
+        with neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver, driver.session() as session:
+            def run(query):
+                return lambda: list(session.run(query))
+            for query in (SEED_QUERY, SEED_BASELINE):
+                median_seconds(run(query), 20)                      # warm up
+            out["seed query, warm p50 (driver session.run)"] = (
+                median_seconds(run(SEED_QUERY), 200), median_seconds(run(SEED_BASELINE), 200))
+        socket_path, password = primary_address(proc.data_dir / "falkordb")
+        out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (
+            _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY),
+            _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT))
+
+
+def _bolt_client(uri: str):
+    client = RawBolt(uri, USER, PASSWORD)
+    return client.run, client.close
+
+
+def _falkordb_client(socket_path: Path, password: str):
+    db = FalkorDB(unix_socket_path=str(socket_path), password=password)
+    return db.select_graph("neo4j").query, db.connection.close
+
+
+def _throughput(connect, seed: str) -> float:
+    """Queries per second of CLIENTS threads, each alternating `seed` and RETURN 1 for SECONDS."""
+    counts = [0] * CLIENTS
+    start = threading.Barrier(CLIENTS + 1)
+
+    def worker(i: int) -> None:
+        run, close = connect()
+        try:
+            run(seed), run("RETURN 1")
+            start.wait()
+            deadline = time.perf_counter() + SECONDS
+            while time.perf_counter() < deadline:
+                run(seed)
+                run("RETURN 1")
+                counts[i] += 2
+        finally:
+            close()
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(CLIENTS)]
+    for thread in threads:
+        thread.start()
+    start.wait()
+    began = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - began)
+
+
+def _bulk_row(out: dict) -> None:
+    with meters_proxy() as driver:
+        def run(query):
+            return lambda: driver.execute_query(query)
+        out[f"ts_avg, {NODES} nodes x 10 years"] = (median_seconds(run(BULK_QUERY), 5),
+                                                    median_seconds(run(BULK_BASELINE), 5))
+
+        def after_write(query):
+            times = []
+            for _ in range(5):
+                driver.execute_query("CREATE (:Tick)")          # a new graph state: no probe cached
+                started = time.perf_counter()
+                driver.execute_query(query)
+                times.append(time.perf_counter() - started)
+            return statistics.median(times)
+        out[f"ts_avg, {NODES} x 10 years, after a write"] = (after_write(BULK_QUERY), after_write(BULK_BASELINE))
+
+
+def _wire_rows(out: dict) -> None:
+    with ProxyProcess() as back, ProxyProcess(args=["--upstream", back.uri]) as front:
+        socket_path, password = primary_address(back.data_dir / "falkordb")
+        graph = FalkorDB(unix_socket_path=str(socket_path), password=password).select_graph("neo4j")
+        with RawBolt(back.uri, USER, PASSWORD) as near, RawBolt(front.uri, USER, PASSWORD) as far:
+            def one(client):
+                return lambda: client.run("RETURN 1")
+
+            def stream(client):
+                return lambda: client.run(STREAM_QUERY)
+            for fn in (one(near), one(far), lambda: graph.query("RETURN 1")):
+                median_seconds(fn, 200)                             # warm up
+            near_one = median_seconds(one(near), 2000)
+            out["RETURN 1 p50, raw Bolt vs falkordb client"] = (
+                near_one, median_seconds(lambda: graph.query("RETURN 1"), 2000))
+            out["Neo4j backend hop, RETURN 1 p50"] = (median_seconds(one(far), 2000), near_one)
+            stream(near)(), stream(far)()
+            out["Neo4j backend hop, 100k-row stream"] = (median_seconds(stream(far), 5),
+                                                         median_seconds(stream(near), 5))
+
+
+def _plan_row(out: dict) -> None:
+    planner = ExtensionPlanner(_registry(), backend_kind="falkordb")
+    planner.plan(SEED_QUERY)
+    times = []
+    for i in range(300):
+        query = SEED_QUERY.replace("'TROLL'", f"'TROLL {i}'")
+        started = time.perf_counter()
+        planner.plan(query)
+        times.append(time.perf_counter() - started)
+    warm = median_seconds(lambda: planner.plan(SEED_QUERY), 2000)
+    out["cold plan, changing literal, p50"] = (statistics.median(times), warm)
+    parse.cache_clear()
+
+
+def _describe(name: str, now: float, base: float) -> str:
+    how = ROWS[name][0]
+    if how == "throughput":
+        return f"{now:9.0f} q/s vs {base:9.0f} q/s  = {now / base:5.2f}x"
+    if how == "cold":
+        return f"{now * 1e3:8.3f} ms (a cached plan: {base * 1e6:.2f} us)"
+    if how == "diff":
+        return f"{now * 1e3:8.3f} ms vs {base * 1e3:8.3f} ms  = +{(now - base) * 1e3:.3f} ms"
+    return f"{now * 1e3:8.2f} ms vs {base * 1e3:8.2f} ms  = {now / base:5.2f}x"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    argv = argv or []
+    out: dict[str, tuple[float, float]] = {}
+    for measure in (_plan_row, _wire_rows, _seed_rows, _bulk_row):
+        measure(out)
+    before = json.loads(BEFORE.read_text()) if BEFORE.exists() and "--record" not in argv else {}
+    print("2-core machine shared with other agents; each row: measured vs its baseline in this run")
+    for name, (now, base) in out.items():
+        print(f"{name:<44} now    {_describe(name, now, base)}   target {ROWS[name][1]}")
+        if name in before:
+            print(f"{'':<44} before {_describe(name, *before[name])}")
+    if "--record" in argv:
+        BEFORE.write_text(json.dumps(out, indent=1) + "\n")
+        print(f"recorded as the 'before' run in {BEFORE.name}")
+    return out
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
