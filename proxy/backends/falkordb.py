@@ -68,9 +68,9 @@ class _Statement:
     """
 
     def __init__(self, query: str, params: dict[str, Any] | None, mode: str):
-        check_query(query, params)
         lifted = lift_long_strings(query, params)
         query, params = lifted.query, lifted.params
+        check_query(query, params)                # what FalkorDB will read: long strings lifted
         code = _code_only(query)
         prefix = _PREFIX.match(code)
         self.body = query
@@ -339,7 +339,8 @@ class FalkorDBBackend(Backend):
         return principal
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
-        check_query(query, params)
+        lifted = lift_long_strings(query, params)   # long string literals travel as parameters
+        check_query(lifted.query, lifted.params)
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
