@@ -35,8 +35,9 @@ from .late import LateStep
 from .cypher import ast as A
 from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
-from .probe import (AlgorithmStep, LocalCall, PartPlanner, Plan, ProbeStep, Site, VirtualStep,
-                    check_parameters, local_call, scalar_values, splice)
+from .calls import check_parameters, local_call, scalar_values
+from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep
+from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
 from .split import SplitProbe, node_rows
@@ -94,7 +95,7 @@ class ExtensionPlanner:
             result = await runner.run(text, {**params, **plan.placeholders})
             if plan.cartesian:
                 summary = await result.consume()
-                if bridges.shows_cartesian_product(summary.plan):
+                if bridges.notifications.shows_cartesian_product(summary.plan):
                     summary.notifications.extend(plan.cartesian)
             return result
         values: dict[str, Any] = {}

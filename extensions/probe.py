@@ -10,21 +10,20 @@ write clauses, followed by `RETURN DISTINCT <argument columns>`. Executing the p
 
 from __future__ import annotations
 
-import difflib
-import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from proxy.errors import argument_error, syntax_error
+from proxy.errors import argument_error
 
 from . import bind, late
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
-from .registry import ArgKind, Extension, Procedure, Registry, VirtualProcedure
+from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure, yielded
+from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep
+from .registry import ArgKind, Registry
 from .split import split_probe
 
 Edit = tuple[int, int, str]
@@ -32,7 +31,6 @@ Edit = tuple[int, int, str]
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
                         "percentilecont", "percentiledisc"})
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
-_STEP_TOKENS = itertools.count()
 
 
 def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
@@ -40,93 +38,6 @@ def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
     inside = [((e_start - start, e_end - start), new) for e_start, e_end, new in edits
               if start <= e_start and e_end <= end]
     return splice_text(text[start:end], outermost(inside))
-
-
-# ------------------------------------------------------------------ plan data
-
-@dataclass
-class ArgPlan:
-    """How one argument of a bound call reaches Python: columns of the probe's result."""
-
-    kind: str                      # "node", "property" or "value"
-    text: str                      # rewritten text of the node (node/property) or value expression
-    key: str | None = None         # property name (kind "property")
-    id_col: int = -1               # node id column (node/property)
-    eid_col: int = -1              # element id column (Neo4j only)
-    labels_col: int = -1
-    prop_cols: tuple = ()          # (property name, column) pairs
-    value_col: int = -1            # kind "value"
-    key_col: int = -1              # the column keying the bound value by this argument, if it varies
-    uses: frozenset = frozenset()  # the variables the argument reads
-
-
-@dataclass
-class Site:
-    """One extension call, read by the rewritten query as `lookup` says."""
-
-    ext: Extension
-    lookup: bind.Lookup
-    args: list[ArgPlan]
-    index_arg: int | None          # the argument whose node indexes the parameter
-    key_cols: list[int] = field(default_factory=list)
-
-
-@dataclass
-class ProbeStep:
-    text: str
-    sites: list[Site]
-    split: Any = None              # a `split.SplitProbe` when the calls' nodes and values vary independently
-    #: Names this step's calls in the probe cache, which keeps their computed values too.
-    token: int = field(default_factory=lambda: next(_STEP_TOKENS))
-
-
-@dataclass
-class AlgorithmStep:
-    procedure: Procedure
-    lookup: bind.Lookup            # how the rewritten CALL reads the values, per node
-    arguments: Any                 # MapLiteral / Parameter / None, resolved at run time
-
-
-@dataclass
-class VirtualStep:
-    procedure: VirtualProcedure
-    param: str
-    arguments: tuple               # argument expressions, resolved at run time
-
-
-@dataclass
-class LocalCall:
-    """A query that is only a virtual procedure's CALL: answered without the database."""
-
-    procedure: VirtualProcedure
-    arguments: tuple
-    fields: list[str]              # yielded fields, in column order
-    columns: list[str]             # their names as the client sees them
-
-
-@dataclass
-class Plan:
-    """What the planner runs: steps in order, then `body` (with `prefix` EXPLAIN/PROFILE if any),
-    or, for a lone virtual procedure CALL, `local`."""
-
-    body: str
-    prefix: str | None
-    steps: list
-    placeholders: dict[str, Any]
-    local: LocalCall | None = None
-    #: `CYPHER ...` options kept for the backend (Neo4j; FalkorDB has none and reads them as
-    #: its parameter header).
-    options: str | None = None
-    #: A schema command the proxy runs itself: (CommandHandler, typed command node).
-    command: tuple | None = None
-    #: parameters computed from the client's before running (FalkorDB bridges, bridges.derive)
-    derived: dict[str, Any] = field(default_factory=dict)
-    #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
-    cartesian: list = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return " ".join(part for part in (self.options, self.prefix, self.body) if part)
 
 
 # ------------------------------------------------------------------ scopes
@@ -437,7 +348,7 @@ class PartPlanner:
 
     def plan_algorithm(self, clause_index: int, clause: A.CallProcedure) -> None:
         procedure = self.registry.procedure(clause.name)
-        _check_not_optional(procedure.name, clause)
+        check_not_optional(procedure.name, clause)
         args = clause.args or ()
         if len(args) > 1 or (args and not isinstance(args[0], (A.MapLiteral, A.Parameter))):
             raise argument_error(f"{procedure.name}() takes one map of parameters. Usage: "
@@ -454,7 +365,7 @@ class PartPlanner:
         carried = [quote_name(n) for n in self.scopes[clause_index]]
         keep = ", ".join(carried + [node])
         outputs = [node if f == procedure.yields[0]
-                   else f"{_algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
+                   else f"{algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
         lookup = bind.Lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
         text = (f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} "
@@ -466,7 +377,7 @@ class PartPlanner:
     def plan_virtual(self, clause_index: int, clause: A.CallProcedure) -> None:
         """The CALL becomes an UNWIND of the rows the procedure will answer (`$__vN`)."""
         procedure = self.registry.virtual(clause.name, self.kind)
-        _check_not_optional(procedure.name, clause)
+        check_not_optional(procedure.name, clause)
         fields, names = yielded(procedure, clause)
         param = f"__v{next(self.counter)}"
         row = f"__r{param[3:]}"
@@ -520,83 +431,6 @@ class PartPlanner:
             if item.alias is None and any(start <= s and e <= end and (s, e) != (end, end)
                                           for s, e, _ in self.edits):
                 self.add_edit((end, end, f" AS {quote_name(item.expr.text_in(self.text))}"))
-
-
-def scalar_values(procedure: Procedure) -> bool:
-    """A procedure that yields one value besides the node binds it as is, not as a one-item list
-    (FalkorDB copies a list element when it reads it: a list of 50k lists costs ~0.2 s)."""
-    return len(procedure.yields) == 2
-
-
-def _algorithm_value(procedure: Procedure, row: str, field: str) -> str:
-    return row if scalar_values(procedure) else f"{row}[{procedure.yields.index(field) - 1}]"
-
-
-def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure | A.Show) -> tuple[list[str], dict[str, str]]:
-    """The fields a CALL yields (all of them without YIELD or with YIELD *) and their aliases."""
-    fields = [y.field for y in clause.yields] if clause.yields else list(procedure.yields)
-    unknown = [f for f in fields if f not in procedure.yields]
-    if unknown:
-        raise syntax_error(f"Unknown procedure output: `{unknown[0]}`. {procedure.name}() yields "
-                           f"{', '.join(procedure.yields) or 'nothing'}.")
-    return fields, {y.field: y.name for y in clause.yields or ()}
-
-
-def show_procedure(registry: Registry, kind: str, clause: A.Show) -> VirtualProcedure | None:
-    """The virtual procedure that answers a SHOW command on `kind`, if the proxy answers it."""
-    return registry.virtual(f"SHOW {clause.what}", kind)
-
-
-def show_arguments(clause: A.Show) -> tuple:
-    """What a SHOW procedure gets: the filter word ('VECTOR', 'UNIQUE', ...) and the name in
-    `SHOW DATABASE name` (None when absent)."""
-    argument = clause.argument if isinstance(clause.argument, A.Expr) else A.Literal(clause.argument)
-    return (A.Literal(clause.kind), argument)
-
-
-def local_call(registry: Registry, kind: str, query: A.Query) -> LocalCall | None:
-    """A query that is nothing but `CALL virtual(...) [YIELD ...]` or `SHOW X [YIELD ...]`
-    (no WHERE, no ordering, no other clause)."""
-    if len(query.parts) != 1 or len(query.parts[0].clauses) != 1:
-        return None
-    clause = query.parts[0].clauses[0]
-    if isinstance(clause, A.Show):
-        return _local_show(registry, kind, clause)
-    if not isinstance(clause, A.CallProcedure) or clause.where is not None or clause.optional:
-        return None
-    procedure = registry.virtual(clause.name, kind)
-    if procedure is None:
-        return None
-    fields, names = yielded(procedure, clause)
-    return LocalCall(procedure, clause.args or (), fields, [names.get(f, f) for f in fields])
-
-
-def _local_show(registry: Registry, kind: str, clause: A.Show) -> LocalCall | None:
-    procedure = show_procedure(registry, kind, clause)
-    if (procedure is None or clause.where is not None or clause.order_by or clause.skip is not None
-            or clause.limit is not None):
-        return None
-    if clause.yields is None:
-        fields, names = list(procedure.shown), {}
-    else:
-        fields, names = yielded(procedure, clause)
-    return LocalCall(procedure, show_arguments(clause), fields, [names.get(f, f) for f in fields])
-
-
-def _check_not_optional(name: str, clause: A.CallProcedure) -> None:
-    if clause.optional:
-        raise argument_error(f"OPTIONAL CALL {name}() is not supported; use CALL.")
-
-
-def check_parameters(procedure: Procedure, names) -> None:
-    """Unknown algorithm parameter -> ArgumentError suggesting the closest name."""
-    for name in names:
-        if name not in procedure.parameters:
-            close = difflib.get_close_matches(name, list(procedure.parameters), n=1)
-            hint = f" Did you mean '{close[0]}'?" if close else ""
-            raise argument_error(
-                f"Unknown parameter '{name}' for {procedure.name}().{hint} Parameters: "
-                f"{', '.join(sorted(procedure.parameters)) or 'none'}.")
 
 
 # ------------------------------------------------------------------ small analyses

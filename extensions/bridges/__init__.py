@@ -25,7 +25,6 @@ from proxy.errors import CypherError
 
 from ..cypher import ast as A
 from . import notifications, regex, temporal, writes
-from .notifications import shows_cartesian_product
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
 from extensions.late import string, values_step, when
-from extensions.probe import yielded
+from extensions.calls import yielded
 from extensions.registry import ProcedureRewrite
 from proxy.errors import argument_error
 

@@ -15,7 +15,8 @@ from typing import Any
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.probe import VirtualStep, yielded
+from extensions.calls import yielded
+from extensions.plan import VirtualStep
 from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
 from proxy.errors import CypherError, argument_error
 

@@ -12,7 +12,7 @@ from pyproj import Geod
 
 from extensions.joins import JoinStep
 from extensions.planner import ExtensionPlanner
-from extensions.probe import ProbeStep
+from extensions.plan import ProbeStep
 from extensions.registry import Registry
 from extensions.spatial import GeometryStore, spatial_extensions
 from proxy.backends.base import TxConfig
