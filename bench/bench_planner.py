@@ -1,9 +1,9 @@
-"""Planner overhead: the no-extension fast path, cold and warm planning of an extension query,
-and the compute -> bind step for many distinct argument tuples (no database involved)."""
+"""Planner overhead: the no-extension fast path, cold and warm planning of an extension query
+(no database involved; probing, computing and binding are measured end to end by
+`bench_extensions` and `bench_overhead`)."""
 
 from __future__ import annotations
 
-import asyncio
 import statistics
 import time
 
@@ -11,7 +11,6 @@ from extensions import dialect
 from extensions.cypher.parser import parse
 from extensions.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, Registry
-from proxy.backends.base import ListResult, Summary
 from proxy.demo import SEED_QUERY
 
 # The seed query with a comment line: a typical 10-line extension query.
@@ -47,26 +46,6 @@ def _per_call(fn, repeat: int) -> float:
     return statistics.median(batches)
 
 
-class _Backend:
-    kind = "falkordb"
-
-
-class _Runner:
-    """Answers the probe with `n` distinct (node, year) rows and the final query with one row."""
-
-    backend = _Backend()
-    in_transaction = False
-
-    def __init__(self, n: int):
-        self.rows = [[i, ["ProductionProfile"], str(2000 + i % 20), f"s{2000 + i % 20}",
-                      f"{2000 + i % 20}-6", f"s{2000 + i % 20}-6", f"{2000 + i % 20}-8", f"s{2000 + i % 20}-8"]
-                     for i in range(n)]
-
-    async def run(self, query, params):
-        rows = self.rows if query.startswith("MATCH") and "RETURN DISTINCT" in query else [[1.0]]
-        return ListResult(["c"], rows, Summary("neo4j"))
-
-
 def main() -> None:
     planner = ExtensionPlanner(_registry(), backend_kind="falkordb")
     assert planner.plan(PLAIN_QUERY) is None and planner.plan(EXTENSION_QUERY) is not None
@@ -87,17 +66,6 @@ def main() -> None:
           f"{scan * 1e6:.1f} us)")
     print(f"extension query, warm (cached plan) {warm * 1e6:8.2f} us/query")
     print(f"extension query, cold (parse+plan)  {cold_s * 1e3:8.3f} ms/query  (parse alone {parse_s * 1e3:.3f} ms)")
-
-    for n in (1_000, 50_000):
-        runner = _Runner(n)
-
-        async def execute(runner=runner):
-            result = await planner.execute(EXTENSION_QUERY, {}, runner)
-            await result.consume()
-        started = time.perf_counter()
-        asyncio.run(execute())
-        print(f"probe rows -> evaluate -> bind, {n:>6} distinct tuples x 2 calls: "
-              f"{(time.perf_counter() - started) * 1e3:8.1f} ms")
 
 
 if __name__ == "__main__":

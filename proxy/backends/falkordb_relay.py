@@ -126,6 +126,7 @@ class Relay:
         if self._server is not None:
             self._server.close()
             self._server = None
+            await asyncio.sleep(0)           # handlers of connections accepted just now start and close
         for task in list(self._serving):
             task.cancel()
         await asyncio.gather(*self._serving, return_exceptions=True)
