@@ -13,6 +13,7 @@ FalkorDB's parser and planner have costs that its query timeout does not cover (
 | `range(a, b)` | the list is built whole first: 30 M elements ~ 2.5 s and 0.5 GB |
 | a syntax error inside nested `[x IN ...]`, `any(x IN ...)`, `reduce(..., x IN ...)` | ~3.7x per level: 11 levels ~ 10 s (so these count as two levels) |
 | a `CASE` without `END` (a syntax error) | reporting it costs ~3x per open CASE: 5 inside 9 brackets ~ 2 s |
+| a string, quoted name or comment left open | it hides the rest from a scan, not from FalkorDB: after an earlier syntax error, 20 open brackets behind it take ~4.7 s, 30 more than any timeout (found by the fuzz suite) |
 | an aggregate in a list comprehension (`[x IN l WHERE count(*) > 0]`) | crashes the server (Neo4j refuses it) |
 
 Each check here is one pass over the text (or the parameters) and stops at the first limit
@@ -234,9 +235,14 @@ def _scan(query: str) -> str | None:
     prev_word = ""
     for token in _TOKENS.finditer(query):
         kind = token.lastgroup
-        if kind is None or kind == "comment":
+        if kind is None:
             continue
         text = token.group(kind)
+        if kind in ("string", "comment"):
+            if not _closed(text):
+                return _unclosed(query, text, token.start(kind))
+            if kind == "comment":
+                continue
         word = text.upper() if kind == "word" and not name_next else ""
         problem = None
         if word:
@@ -277,10 +283,39 @@ def _unclosed_case(query: str, scan: _Scan) -> str | None:
     case = next((frame for frame in scan.stack if frame.kind == "CASE"), None)
     if case is None:
         return None
-    line = query.count("\n", 0, case.start) + 1
-    column = case.start - query.rfind("\n", 0, case.start)
-    return (f"Invalid input: this CASE has no END (line {line}, column {column} (offset: "
-            f"{case.start}))")
+    return f"Invalid input: this CASE has no END {_position(query, case.start)}"
+
+
+def _closed(lexeme: str) -> bool:
+    """Whether a string, quoted name or comment token ends with its closing delimiter."""
+    if lexeme.startswith("//"):
+        return True
+    if lexeme.startswith("/*"):
+        return len(lexeme) >= 4 and lexeme.endswith("*/")
+    quote = lexeme[0]
+    if len(lexeme) < 2 or lexeme[-1] != quote:
+        return False
+    backslashes = len(lexeme) - 1 - len(lexeme[:-1].rstrip("\\"))
+    return quote == "`" or backslashes % 2 == 0
+
+
+def _unclosed(query: str, lexeme: str, start: int) -> str:
+    """A string, quoted name or comment left open hides the rest of the query from this scan,
+    but not from FalkorDB, whose error recovery then parses the rest at exponential cost (a
+    syntax error before it and 30 brackets after it: longer than any timeout). Neo4j's words."""
+    where = _position(query, start)
+    if lexeme.startswith("/*"):
+        return f"Failed to parse comment. A comment starting on `/*` must have a closing `*/`. {where}"
+    if lexeme.startswith("`"):
+        return f"Failed to parse quoted name. A name starting with ` must have a closing `. {where}"
+    return ("Failed to parse string literal. The query must contain an even number of non-escaped "
+            f"quotes. {where}")
+
+
+def _position(query: str, offset: int) -> str:
+    line = query.count("\n", 0, offset) + 1
+    column = offset - query.rfind("\n", 0, offset)
+    return f"(line {line}, column {column} (offset: {offset}))"
 
 
 def _word(scan: _Scan, word: str, prev_word: str, start: int) -> str | None:

@@ -50,6 +50,7 @@ def _still_serving(driver) -> None:
     ("RETURN {" + ",".join(f"k{i}: {i}" for i in range(20_000)) + "}", "map"),
     ("RETURN [x IN [1, 2] | count(*)]", "aggregating"),                              # segfault
     ("RETURN " + "single(x IN " * 11 + "x, month: 1}) AS r", "levels"),               # ~10 s to fail
+    ("MATCH (), r== ()-[*]-(), (r)'\nRETURN r" + "(" * 266, "string literal"),      # hangs (fuzz)
 ])
 def test_what_would_crash_or_wedge_falkordb_is_refused(driver, query, words):
     error = _error(driver, query)

@@ -177,6 +177,28 @@ def test_strings_comments_names_and_patterns_do_not_count(query):
     assert refused(query) is None
 
 
+@pytest.mark.parametrize("query, words", [
+    # found by the fuzz suite: a syntax error, then a quote left open hiding 266 brackets (a hang)
+    ("MATCH (), r== ()-[*]-(), (r)'\nRETURN r" + "(" * 266, "string literal"),
+    ("RETURN 'abc", "string literal"),
+    ("RETURN 'a\\'", "string literal"),            # the closing quote is escaped
+    ("RETURN \"a" + "(" * 30, "string literal"),
+    ("RETURN 'abc\\", "string literal"),           # a lone backslash at the end
+    ("RETURN `name" + "(" * 30, "quoted name"),
+    ("RETURN 1 /* " + "(" * 30, "comment"),
+])
+def test_a_string_name_or_comment_left_open_is_refused(query, words):
+    assert words in (refused(query) or "")
+
+
+@pytest.mark.parametrize("query", [
+    "RETURN 'a\\\\' AS backslash", "RETURN 'it\\'s' AS s", "RETURN 1 // it's", "RETURN 1 /* it's */",
+    "RETURN `a``b` AS name", "RETURN '' + \"\" AS empty",
+])
+def test_closed_strings_names_and_comments_pass(query):
+    assert refused(query) is None
+
+
 def test_map_parameters_are_limited_per_map():
     check_map_size({f"k{i}": i for i in range(MAX_MAP_ENTRIES)}, "m")
     with pytest.raises(CypherError) as info:
