@@ -30,6 +30,7 @@ import logging
 import os
 import secrets
 import shutil
+import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
@@ -47,6 +48,11 @@ NAMES = ("a", "b")
 WATCH_INTERVAL = 1.0          # seconds between health checks
 WATCH_TIMEOUT = 2.0           # a PING slower than this counts as a miss
 WATCH_MISSES = 3              # consecutive misses before the server counts as dead
+#: A server that misses a PING while using at least this share of a CPU is busy, not wedged:
+#: FalkorDB applies a big write (or a replica the replicated one) holding Redis' main thread,
+#: for tens of seconds when it deletes millions of nodes. Dead, stopped or deadlocked: ~0.
+BUSY_CPU_SHARE = 0.05
+BUSY_LIMIT = 600.0            # seconds a busy server may stay silent before it counts as wedged
 #: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
 #: the writes of its own connection, so a hold writes once and waits for that write.
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
@@ -141,6 +147,7 @@ class ServerPair:
         #: The primary's replication offset when the replica was held.
         self._held_at = 0
         self._watchdog: asyncio.Task | None = None
+        self._cpu_seen: dict[str, tuple] = {}   # per server: (pid, when, CPU seconds) at the last look
         self._restarting: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ roles
@@ -296,10 +303,16 @@ class ServerPair:
 
     async def _watch(self) -> None:
         misses = {name: 0 for name in NAMES}
+        silent_since: dict[str, float] = {}
         while True:
             await asyncio.sleep(WATCH_INTERVAL)
             for name, server in self._servers.items():
-                misses[name] = 0 if await self._healthy(server) else misses[name] + 1
+                answered, busy = await self._healthy(server), self._busy(server)   # both, each round
+                if answered:
+                    silent_since.pop(name, None)
+                else:
+                    busy = busy and time.monotonic() - silent_since.setdefault(name, time.monotonic()) < BUSY_LIMIT
+                misses[name] = 0 if answered or busy else misses[name] + 1
             if misses[self._primary] >= WATCH_MISSES:
                 misses = {name: 0 for name in NAMES}
                 await self.restart(f"the primary ({self.primary.data_dir}) stopped answering")
@@ -319,6 +332,15 @@ class ServerPair:
             return False
         finally:
             await client.aclose()
+
+    def _busy(self, server: EmbeddedFalkorDB) -> bool:
+        """Whether `server` used at least BUSY_CPU_SHARE of a CPU since the last look."""
+        now, cpu = time.monotonic(), server.cpu_seconds()
+        last = self._cpu_seen.get(server.name)
+        self._cpu_seen[server.name] = (server.pid, now, cpu)
+        if cpu is None or last is None or last[0] != server.pid or last[2] is None:
+            return False
+        return cpu - last[2] >= BUSY_CPU_SHARE * (now - last[1])
 
     async def restart(self, reason: str) -> None:
         """Kill both servers and start again on the same files (the journal decides the roles)."""

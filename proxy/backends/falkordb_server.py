@@ -32,6 +32,7 @@ _PR_SET_PDEATHSIG = 1
 _MAX_SOCKET_PATH = 100          # sun_path is 108 bytes; keep a margin
 _START_TIMEOUT = 600.0          # seconds; loading a big AOF can take a while (progress is logged)
 _STOP_TIMEOUT = 10.0
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 #: Module arguments: per-query timeouts (ms), a per-query memory cap (bytes), effects replication.
 MODULE_ARGS = ("TIMEOUT_DEFAULT", "30000", "TIMEOUT_MAX", "120000", "QUERY_MEM_CAPACITY", "1073741824",
@@ -78,6 +79,16 @@ class EmbeddedFalkorDB:
     @property
     def running(self) -> bool:
         return self._process is not None and self._process.returncode is None
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server has used so far, all threads (None if it is not running)."""
+        if not self.running:
+            return None
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS     # utime + stime
 
     def client(self, **options) -> aioredis.Redis:
         """A redis client on this server's socket (the caller closes it)."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 
 #: `FUZZ_LONG=1` runs the long form (tens of thousands of inputs); CI runs a bounded sample.
 LONG = bool(os.environ.get("FUZZ_LONG"))
+#: The timeout the fuzzer asks for (and the fuzz proxy's default): answers come well inside HANG_SECONDS.
+QUERY_TIMEOUT = 5.0
 HANG_SECONDS = 10.0
 BAD = ("crash", "hang", "unexpected")
 

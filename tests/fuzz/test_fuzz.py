@@ -21,13 +21,12 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from proxy.bolt.chunking import chunk
 from proxy.packstream import Packer
-from tests.fuzz.report import HANG_SECONDS, LONG, Report
+from tests.fuzz.report import HANG_SECONDS, LONG, QUERY_TIMEOUT, Report
 from tests.fuzz.strategies import AUTH, HANDSHAKES, PARAMETERS, bolt_messages, mutated_queries
 from tests.harness import PASSWORD, USER
 
 CYPHER_EXAMPLES = 20_000 if LONG else 1_200
 BOLT_EXAMPLES = 5_000 if LONG else 300
-QUERY_TIMEOUT = 5.0          # what the fuzzer asks for; the server must answer well inside 10 s
 #: What the proxy answers while the embedded database is lost or restarting.
 DATABASE_LOST = "Neo.TransientError.General.DatabaseUnavailable"
 #: CI's sample is the same every run, so a red CI reproduces; the long form draws new inputs each time.

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import neo4j
 import pytest
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from proxy.backends.falkordb_pair import NAMES, primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
@@ -51,6 +54,27 @@ def test_watchdog_restarts_a_dead_or_hung_database(tmp_path, fault):
         assert wait_until(lambda: len(_database_pids(data_dir)) == 2, 10)
         assert "restarting the embedded database" in "".join(proc.output)
     print(f"{fault.name}: the write went through {took:.1f} s after the fault")
+
+
+#: Keeps the server's main thread busy (and burning CPU) for 8 s, as a big write's commit does:
+#: deleting 10M nodes held it for minutes, and the watchdog used to kill it after ~3 s.
+BUSY_SCRIPT = "local t0 = os.clock() while os.clock() - t0 < 8 do end return 1"
+
+
+def test_a_busy_database_is_not_restarted(tmp_path):
+    data_dir = tmp_path / "data"
+    with ProxyProcess(data_dir=data_dir) as proc, \
+            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("UNWIND range(1, 300) AS i CREATE (:Kept {i: i})")
+        busy = _primary_pid(data_dir)
+        socket_path, password = primary_address(data_dir / "falkordb")
+        started = time.monotonic()
+        with redis.Redis(unix_socket_path=str(socket_path), password=password, socket_timeout=60,
+                         retry=Retry(NoBackoff(), 0)) as client:     # one EVAL: a retry would get BUSY
+            assert client.eval(BUSY_SCRIPT, 0) == 1           # PINGs get BUSY meanwhile
+        assert time.monotonic() - started > 6             # (os.clock counts all its threads)
+        assert _count(driver, "Kept") == 300 and _primary_pid(data_dir) == busy
+        assert "restarting the embedded database" not in "".join(proc.output)
 
 
 def test_a_server_left_behind_by_a_killed_proxy_is_stopped_at_the_next_start(tmp_path):
