@@ -185,7 +185,19 @@ class ServerPair:
         def progress(percent: float) -> None:
             log.info("loading the embedded database: %.0f%%", percent)
 
-        await self.primary.start(progress)
+        try:
+            await self.primary.start(progress)
+        except RuntimeError as exc:                  # it exited while loading its files
+            unloadable = self.primary.data_dir / "appendonlydir"
+            kept = unloadable.with_name(f"appendonlydir.unloadable-{int(time.time())}")
+            log.error("the embedded database's primary could not load its files (%s); starting "
+                      "from its replica's, which hold what was replicated; its own are kept in %s",
+                      exc, kept)
+            if unloadable.exists():
+                unloadable.rename(kept)
+            self._primary = _other(self._primary)
+            self._journal.save(self._primary, False)
+            await self.primary.start(progress)
         await self.replica.start()
         await self._close_control()
         self._control = {name: server.client(db=SYNC_DB) for name, server in self._servers.items()}
@@ -313,12 +325,15 @@ class ServerPair:
                 else:
                     busy = busy and time.monotonic() - silent_since.setdefault(name, time.monotonic()) < BUSY_LIMIT
                 misses[name] = 0 if answered or busy else misses[name] + 1
-            if misses[self._primary] >= WATCH_MISSES:
-                misses = {name: 0 for name in NAMES}
-                await self.restart(f"the primary ({self.primary.data_dir}) stopped answering")
-            elif misses[_other(self._primary)] >= WATCH_MISSES:
-                misses[_other(self._primary)] = 0
-                await self._restart_replica()
+            try:
+                if misses[self._primary] >= WATCH_MISSES:
+                    misses = {name: 0 for name in NAMES}
+                    await self.restart(f"the primary ({self.primary.data_dir}) stopped answering")
+                elif misses[_other(self._primary)] >= WATCH_MISSES:
+                    misses[_other(self._primary)] = 0
+                    await self._restart_replica()
+            except (RuntimeError, RedisError, OSError) as exc:    # the next round tries again
+                log.error("restarting the embedded database failed: %s", exc)
 
     async def _healthy(self, server: EmbeddedFalkorDB) -> bool:
         if not server.running:

@@ -8,6 +8,7 @@ import os
 import signal
 import stat
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import neo4j
@@ -30,6 +31,14 @@ def _primary_pid(data_dir: Path) -> int:
     return _pid(data_dir, socket_path.parent.name)
 
 
+@contextmanager
+def _serving(data_dir: Path):
+    """A proxy on `data_dir` and a driver connected to it."""
+    with ProxyProcess(data_dir=data_dir) as proc, \
+            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+        yield proc, driver
+
+
 def _count(driver: neo4j.Driver, label: str) -> int:
     return driver.execute_query(f"MATCH (n:{label}) RETURN count(n) AS c").records[0]["c"]
 
@@ -37,8 +46,7 @@ def _count(driver: neo4j.Driver, label: str) -> int:
 @pytest.mark.parametrize("fault", [signal.SIGKILL, signal.SIGSTOP], ids=["dead", "hung"])
 def test_watchdog_restarts_a_dead_or_hung_database(tmp_path, fault):
     data_dir = tmp_path / "data"
-    with ProxyProcess(data_dir=data_dir) as proc, \
-            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+    with _serving(data_dir) as (proc, driver):
         driver.execute_query("UNWIND range(1, 300) AS i CREATE (:Kept {i: i})")
         victim = _primary_pid(data_dir)
         os.kill(victim, fault)
@@ -63,8 +71,7 @@ BUSY_SCRIPT = "local t0 = os.clock() while os.clock() - t0 < 8 do end return 1"
 
 def test_a_busy_database_is_not_restarted(tmp_path):
     data_dir = tmp_path / "data"
-    with ProxyProcess(data_dir=data_dir) as proc, \
-            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+    with _serving(data_dir) as (proc, driver):
         driver.execute_query("UNWIND range(1, 300) AS i CREATE (:Kept {i: i})")
         busy = _primary_pid(data_dir)
         socket_path, password = primary_address(data_dir / "falkordb")
@@ -79,15 +86,13 @@ def test_a_busy_database_is_not_restarted(tmp_path):
 
 def test_a_server_left_behind_by_a_killed_proxy_is_stopped_at_the_next_start(tmp_path):
     data_dir = tmp_path / "data"
-    with ProxyProcess(data_dir=data_dir) as first, \
-            neo4j.GraphDatabase.driver(first.uri, auth=(USER, PASSWORD)) as driver:
+    with _serving(data_dir) as (first, driver):
         driver.execute_query("CREATE (:Kept)")
         wedged = _primary_pid(data_dir)
         os.kill(wedged, signal.SIGSTOP)              # a wedged server ignores the SIGTERM it gets
         first.stop(signal.SIGKILL)
     assert os.path.exists(f"/proc/{wedged}")
-    with ProxyProcess(data_dir=data_dir) as second, \
-            neo4j.GraphDatabase.driver(second.uri, auth=(USER, PASSWORD)) as driver:
+    with _serving(data_dir) as (second, driver):
         assert not os.path.exists(f"/proc/{wedged}") or \
             Path(f"/proc/{wedged}/stat").read_text().split()[2] == "Z"
         assert _count(driver, "Kept") == 1
@@ -96,8 +101,7 @@ def test_a_server_left_behind_by_a_killed_proxy_is_stopped_at_the_next_start(tmp
 
 def test_database_files_are_private(tmp_path):
     data_dir = tmp_path / "data"
-    with ProxyProcess(data_dir=data_dir) as proc, \
-            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+    with _serving(data_dir) as (proc, driver):
         driver.execute_query("UNWIND range(1, 100) AS i CREATE (:File {i: i})")
         with driver.session() as session:
             session.execute_write(lambda tx: tx.run("CREATE (:File)").consume())
@@ -110,3 +114,22 @@ def test_database_files_are_private(tmp_path):
                 continue
             expected = 0o700 if path.is_dir() else 0o600
             assert mode & 0o077 == 0, f"{path} is {oct(mode)}, expected {oct(expected)}"
+
+
+def test_a_primary_that_cannot_load_its_files_gives_way_to_the_replica(tmp_path):
+    """The long fuzz left a primary whose append-only file crashed FalkorDB on replay (the
+    replica's loaded): the proxy starts from the replica's files and keeps the others aside."""
+    data_dir = tmp_path / "data"
+    with _serving(data_dir) as (proc, driver):
+        driver.execute_query("UNWIND range(1, 300) AS i CREATE (:Kept {i: i})")
+        time.sleep(1)                                       # replicated (asynchronously)
+        primary = primary_address(data_dir / "falkordb")[0].parent
+    with open(next((primary / "appendonlydir").glob("*.incr.aof")), "ab") as aof:
+        aof.write(b"this is not a redis command\r\n")      # the server exits while loading it
+    with _serving(data_dir) as (proc, driver):
+        assert _count(driver, "Kept") == 300
+        assert primary_address(data_dir / "falkordb")[0].parent != primary
+        assert list(primary.glob("appendonlydir.unloadable-*"))
+        assert "could not load its files" in "".join(proc.output)
+        driver.execute_query("CREATE (:AfterRecovery)")
+        assert _count(driver, "AfterRecovery") == 1
