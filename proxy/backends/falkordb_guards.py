@@ -13,6 +13,7 @@ FalkorDB's parser and planner have costs that its query timeout does not cover (
 | `range(a, b)` | the list is built whole first: 30 M elements ~ 2.5 s and 0.5 GB |
 | a syntax error inside nested `[x IN ...]`, `any(x IN ...)`, `reduce(..., x IN ...)` | ~3.7x per level: 11 levels ~ 10 s (so these count as two levels) |
 | a `CASE` without `END` (a syntax error) | reporting it costs ~3x per open CASE: 5 inside 9 brackets ~ 2 s |
+| an arrow of many dashes, `(a)-----...->(b)` | parsed as a chain of signs: 1,000 dashes kept both worker threads busy for over 10 minutes, past any timeout (found by the fuzz suite) |
 | a string, quoted name or comment left open | it hides the rest from a scan, not from FalkorDB: after an earlier syntax error, 20 open brackets behind it take ~4.7 s, 30 more than any timeout (found by the fuzz suite) |
 | an aggregate in a list comprehension (`[x IN l WHERE count(*) > 0]`) | crashes the server (Neo4j refuses it) |
 
@@ -264,6 +265,8 @@ def _scan(query: str) -> str | None:
             problem = scan.binary()
             if kind == "sign" and len(text) > 1:                # `a --b`: a minus, then a sign
                 problem = problem or scan.unary(len(text) - 1, sign=True)
+            elif kind == "arrow" and text.count("-") > 2:       # `(a)----->(b)`: signs to FalkorDB
+                problem = problem or scan.unary(text.count("-") - 2, sign=True)
             scan.operand_expected = True
         elif kind == "comma" or text in ("|", ";"):
             problem = scan.comma() if kind == "comma" else scan.end_operands()

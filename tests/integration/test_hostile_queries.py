@@ -51,6 +51,7 @@ def _still_serving(driver) -> None:
     ("RETURN [x IN [1, 2] | count(*)]", "aggregating"),                              # segfault
     ("RETURN " + "single(x IN " * 11 + "x, month: 1}) AS r", "levels"),               # ~10 s to fail
     ("MATCH (), r== ()-[*]-(), (r)'\nRETURN r" + "(" * 266, "string literal"),      # hangs (fuzz)
+    ("MATCH (a) WHERE NOT (n)" + "-" * 1000 + ">(b) RETURN avg(n.age)", "levels"),  # 10+ min (fuzz)
 ])
 def test_what_would_crash_or_wedge_falkordb_is_refused(driver, query, words):
     error = _error(driver, query)

@@ -149,6 +149,8 @@ def test_at_each_limit_the_query_passes(query):
     ("MATCH (n) RETURN [x IN [1] | collect(x)]", "aggregating"),
     ("MATCH (n) RETURN any(x IN [1] WHERE count(*) > 0)", "aggregating"),       # wrong, not refused
     ("MATCH (n) RETURN reduce(s = 0, x IN [1] | s + sum(x))", "aggregating"),
+    ("MATCH (a) WHERE NOT (n)" + "-" * 1000 + ">(b) RETURN 1", "levels deep"),  # ran 10+ minutes
+    ("MATCH (a)<" + "-" * (MAX_NESTING + 3) + "(b) RETURN 1", "levels deep"),
 ])
 def test_past_each_limit_the_query_is_refused(query, words):
     assert words in (refused(query) or "")
