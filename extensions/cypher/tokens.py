@@ -118,7 +118,11 @@ def _number(text: str, kind: str, raw: str, start: int):
             if not digits.isdigit() or any(c in "89" for c in digits):
                 raise error_at(text, start, "an integer literal", raw)
             return INT, int(digits, 8)
-        return INT, int(digits)
+        try:
+            return INT, int(digits)
+        except ValueError:                        # past Python's 4,300-digit conversion limit
+            shown = raw if len(raw) <= 40 else raw[:40] + "..."
+            raise syntax_error(f"integer is too large: {shown} {position(text, start)}") from None
     value = float(digits)
     if value == float("inf"):
         raise syntax_error(f"Floating point number is too large: {raw} {position(text, start)}")

@@ -60,6 +60,14 @@ def test_what_would_crash_or_wedge_falkordb_is_refused(driver, query, words):
     _still_serving(driver)
 
 
+def test_a_literal_past_pythons_digit_limit_is_a_client_error(driver):
+    """Found by the long fuzz: the proxy's tokenizer hit Python's 4,300-digit limit (an
+    unexpected error); now the query gets the ClientError its other mistakes earn."""
+    error = _error(driver, "RETURN date.truncate('day', datetime({year: 1984" + "9" * 60_000 + "}))")
+    assert error.code.startswith("Neo.ClientError.Statement.")
+    _still_serving(driver)
+
+
 def test_range_bounds_from_parameters_are_checked(driver):
     error = _error(driver, "UNWIND range(0, $n) AS x RETURN count(x)", n=10**9)
     assert error.code == "Neo.ClientError.Statement.ArgumentError" and "range" in error.message

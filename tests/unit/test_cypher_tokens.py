@@ -116,3 +116,10 @@ def test_tokenizer_never_crashes(text):
         return
     assert toks[-1].kind == EOF
     assert all(0 <= t.start <= t.end <= len(text) for t in toks)
+
+
+def test_an_integer_literal_past_pythons_digit_limit_is_a_syntax_error():
+    with pytest.raises(CypherError) as info:                 # found by the long fuzz (58,787 digits)
+        tokenize("RETURN datetime({year: 1984" + "9" * 5000 + "})")
+    assert info.value.code == "Neo.ClientError.Statement.SyntaxError"
+    assert "integer is too large" in info.value.message and len(info.value.message) < 200
