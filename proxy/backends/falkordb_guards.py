@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from extensions.cypher.tokens import position
 from proxy.errors import CypherError, syntax_error
 
 MAX_QUERY_CHARS = 1_000_000
@@ -286,7 +287,7 @@ def _unclosed_case(query: str, scan: _Scan) -> str | None:
     case = next((frame for frame in scan.stack if frame.kind == "CASE"), None)
     if case is None:
         return None
-    return f"Invalid input: this CASE has no END {_position(query, case.start)}"
+    return f"Invalid input: this CASE has no END {position(query, case.start)}"
 
 
 def _closed(lexeme: str) -> bool:
@@ -306,7 +307,7 @@ def _unclosed(query: str, lexeme: str, start: int) -> str:
     """A string, quoted name or comment left open hides the rest of the query from this scan,
     but not from FalkorDB, whose error recovery then parses the rest at exponential cost (a
     syntax error before it and 30 brackets after it: longer than any timeout). Neo4j's words."""
-    where = _position(query, start)
+    where = position(query, start)
     if lexeme.startswith("/*"):
         return f"Failed to parse comment. A comment starting on `/*` must have a closing `*/`. {where}"
     if lexeme.startswith("`"):
@@ -314,11 +315,6 @@ def _unclosed(query: str, lexeme: str, start: int) -> str:
     return ("Failed to parse string literal. The query must contain an even number of non-escaped "
             f"quotes. {where}")
 
-
-def _position(query: str, offset: int) -> str:
-    line = query.count("\n", 0, offset) + 1
-    column = offset - query.rfind("\n", 0, offset)
-    return f"(line {line}, column {column} (offset: {offset}))"
 
 
 def _word(scan: _Scan, word: str, prev_word: str, start: int) -> str | None:
