@@ -26,7 +26,7 @@ from operator import itemgetter
 from typing import Any
 
 from proxy.backends.base import ListResult, Result, Summary
-from proxy.errors import CypherError, argument_error, database_error
+from proxy.errors import CypherError, argument_error, database_error, syntax_error
 from proxy.values import Node, Relationship
 
 from . import bind, bridges, dialect
@@ -121,7 +121,14 @@ class ExtensionPlanner:
         """The plan of `query`, or None when it goes to the backend unchanged (cached as `plan`).
 
         Cheap text scan first: most queries need no parse at all."""
-        return self._build(query) if dialect.triggered(query, self._triggers) else None
+        if not dialect.triggered(query, self._triggers):
+            return None
+        try:
+            return self._build(query)
+        except RecursionError:          # the tree's walks and rendering recurse on left-deep chains
+            raise syntax_error("The query chains too many labels or operators (`:A:B:...`, "
+                               "`a + b + ...`) for the proxy to plan its extension calls in it. "
+                               "Split the chain, or pass long lists as parameters.") from None
 
     def _build(self, query: str) -> Plan | None:
         kind = self.backend_kind

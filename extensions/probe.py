@@ -436,10 +436,14 @@ class PartPlanner:
 # ------------------------------------------------------------------ small analyses
 
 def _walk(node: A.Node, ancestors: tuple) -> Iterator[tuple[A.Node, tuple]]:
-    yield node, ancestors
-    inner = (*ancestors, node)
-    for child in node.children():
-        yield from _walk(child, inner)
+    """Each node under `node` (pre-order) with its ancestors; a loop, not recursion, because
+    left-deep chains (`:A:B:...`, `a + b + ...`) can be thousands of levels deep."""
+    stack = [(node, ancestors)]
+    while stack:
+        node, ancestors = stack.pop()
+        yield node, ancestors
+        inner = (*ancestors, node)
+        stack.extend((child, inner) for child in reversed(list(node.children())))
 
 
 def _context_key(call: A.FunctionCall, ancestors: tuple) -> tuple:

@@ -7,7 +7,9 @@ directly is several times faster than the client's per-cell coroutines.
 FalkorDB has no multi-statement transactions. The proxy provides them with a primary and a
 held replica (`falkordb_pair.py`, `falkordb_tx.py`): a write transaction holds the replica at
 the committed state; COMMIT releases it, ROLLBACK promotes it. Every write (auto-commit or in a
-transaction) takes one writer lock, so a rollback never erases another client's write.
+transaction) takes one writer lock, so a rollback never erases another client's write. A
+write still running past its timeout is undone the same way (`_bounded_write`): FalkorDB
+itself stops a query only while it reads.
 
 Reads never wait for the writer lock. While a transaction holds the replica, other clients'
 reads go to the replica, which is the committed state (read committed); a transaction's own
@@ -39,7 +41,7 @@ from proxy.backends.falkordb_pair import ServerPair
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb_params import inline_params, lift_long_strings, placeholders
-from proxy.backends.falkordb_tx import FalkorDBTransaction
+from proxy.backends.falkordb_tx import FalkorDBTransaction, WriteAborted
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
 )
@@ -49,7 +51,9 @@ _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 #: Graph keys the earlier GRAPH.COPY transactions left behind; dropped at start (see `start`).
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
+WRITE_GRACE = 1.0                    # seconds past its timeout before a write is undone
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
+SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
 SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
@@ -361,6 +365,10 @@ class FalkorDBBackend(Backend):
         await self.acquire_writer(config.timeout)
         try:
             result = await self.execute(graph, statement, config.timeout)
+        except CypherError as exc:
+            if exc.code.startswith("Neo.ClientError.") and exc.code != SYNTAX_ERROR and not isinstance(exc, WriteAborted):
+                await self.pair.check_replica(self.lock_timeout)     # it failed part-way (see there)
+            raise
         finally:
             self.release_writer()
             self.note_write(graph.name)
@@ -446,7 +454,10 @@ class FalkorDBBackend(Backend):
             args += ["timeout", timeout_ms]
         stream = await endpoint.stream()
         try:
-            names = await stream.query(*args)
+            if statement.may_write and (timeout or self.query_timeout):
+                names = await self._bounded_write(stream, args, timeout or self.query_timeout, tx)
+            else:
+                names = await stream.query(*args)
         except (OSError, asyncio.IncompleteReadError, ReplyCut) as exc:
             raise unavailable(f"Lost the embedded FalkorDB: {exc!r}") from None
         except CypherError as exc:
@@ -459,6 +470,35 @@ class FalkorDBBackend(Backend):
         keys = [statement.column(name) for name in names]
         summary.query_type = _query_type(statement, keys, {})
         return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx)
+
+    async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
+                             tx: FalkorDBTransaction | None) -> list[str]:
+        """Run a write (with the writer lock held) and end it at `timeout`, as Neo4j does:
+        FalkorDB stops a query only while it reads, so past the timeout (and a grace for
+        FalkorDB's own error) the proxy undoes the write with `ServerPair.abort_write`."""
+        held = tx is not None and tx.holds_replica
+        mark = None if held else await self.pair.write_mark()
+        reply = asyncio.ensure_future(stream.query(*args))
+        reply.add_done_callback(lambda done: done.cancelled() or done.exception())   # read here or by the caller
+        try:
+            try:
+                return await asyncio.wait_for(asyncio.shield(reply), timeout + WRITE_GRACE)
+            except asyncio.TimeoutError:
+                pass
+            old = self.pair.primary.name
+            if not await self.pair.abort_write(mark, reply):
+                return await reply                          # it reached the replica: committed
+            await self._endpoints[old].reset()
+            self.forget_schemas()
+            raise WriteAborted(f"The transaction has been terminated and rolled back: a write ran past "
+                               f"its timeout of {timeout:g} s. The embedded FalkorDB cannot stop a "
+                               "write that is changing the graph, so the proxy undid it by switching "
+                               "to its replica. Write less per statement (CALL {} IN TRANSACTIONS), "
+                               "or raise the timeout.")
+        finally:
+            if not reply.done():
+                reply.cancel()
+                await asyncio.gather(reply, return_exceptions=True)
 
     # ------------------------------------------------------------------ internals
 

@@ -42,10 +42,15 @@ MAX_OPERATORS = 20_000
 MAX_CLAUSES = 10_000
 #: MATCH / UNWIND clauses plus comma-separated MATCH patterns (300 plan in ~0.25 s).
 MAX_READING_PARTS = 300
+#: Undirected relationships in a row in one MATCH pattern, `()-[]-()-[]-...`: FalkorDB's time to
+#: match such a chain grows ~6x per relationship and ignores the timeout (12 held a worker for
+#: minutes on a 3-node graph); directed and variable-length ones are unaffected.
+MAX_UNDIRECTED_HOPS = 10
 #: Entries of one map literal or map parameter (10,000 build in ~0.2 s).
 MAX_MAP_ENTRIES = 10_000
 #: Elements of one `range()` with literal or parameter bounds (10 M ~ 1.3 s, 160 MB).
 MAX_RANGE = 10_000_000
+INT64_MAX = 2**63 - 1
 #: Longer query texts get a smaller scan cache (the session and the backend both check a query).
 _LONG_QUERY_CHARS = 65_536
 
@@ -137,6 +142,8 @@ class _Scan:
         self.stack = [_Frame("")]
         self.depth = self.operators = self.clauses = self.parts = 0
         self.match_height = -1                # stack height of the MATCH whose commas are patterns
+        self.undirected = 0                   # undirected relationships in the current MATCH pattern
+        self.left_arrow = False               # the current relationship began with `<-`
         self.operand_expected = True          # a `-`/`+` here is a sign
 
     def open(self, kind: str, start: int) -> str | None:
@@ -205,6 +212,7 @@ class _Scan:
 
     def clause(self, word: str) -> str | None:
         self.end_operands()
+        self.undirected = 0
         self.clauses += 1
         self.match_height = len(self.stack) if word == "MATCH" else -1
         if self.clauses > MAX_CLAUSES:
@@ -212,7 +220,24 @@ class _Scan:
                     "cannot plan that many. Split it into several queries.")
         return self._part() if word in ("MATCH", "UNWIND") else None
 
+    def relationship_end(self, prev_kind: str, prev_text: str) -> str | None:
+        """A `(` at the MATCH's level: after a plain `-` (`)-[]-(`, `)--(`), the relationship
+        before it has no direction unless it began with `<-`."""
+        if len(self.stack) != self.match_height:
+            return None
+        directed, self.left_arrow = self.left_arrow, False
+        if prev_kind != "sign" or prev_text.startswith("+") or directed:
+            return None
+        self.undirected += 1
+        if self.undirected > MAX_UNDIRECTED_HOPS:
+            return (f"A pattern in the query has more than {MAX_UNDIRECTED_HOPS} relationships without a "
+                    "direction, ()-[]-()-[]-...; the embedded FalkorDB's time to match such a chain "
+                    "grows about 6x per relationship, past any timeout. Give the relationships a "
+                    "direction, or use one variable-length relationship such as -[*12]-.")
+        return None
+
     def _part(self) -> str | None:
+        self.undirected = 0
         self.parts += 1
         if self.parts > MAX_READING_PARTS:
             return (f"The query has more than {MAX_READING_PARTS} MATCH, OPTIONAL MATCH or UNWIND "
@@ -234,7 +259,7 @@ def _scan(query: str) -> str | None:
     """What is wrong with `query` for FalkorDB, or None: one pass over its tokens."""
     scan = _Scan()
     name_next = False               # after `.` or a label's `:` a word is a name, not a keyword
-    prev_word = ""
+    prev_word = prev_kind = prev_text = ""
     for token in _TOKENS.finditer(query):
         kind = token.lastgroup
         if kind is None:
@@ -255,7 +280,8 @@ def _scan(query: str) -> str | None:
                 return ("Can't use aggregating expressions inside of expressions executing over "
                         f"lists ({prev_word.lower()}() inside a list comprehension, list predicate "
                         "or reduce); aggregate first, then iterate over the result")
-            problem = scan.open(text, token.start(kind))
+            problem = (text == "(" and scan.relationship_end(prev_kind, prev_text)) or \
+                scan.open(text, token.start(kind))
             scan.operand_expected = True
         elif kind == "close":
             scan.close(text)
@@ -268,6 +294,7 @@ def _scan(query: str) -> str | None:
                 problem = problem or scan.unary(len(text) - 1, sign=True)
             elif kind == "arrow" and text.count("-") > 2:       # `(a)----->(b)`: signs to FalkorDB
                 problem = problem or scan.unary(text.count("-") - 2, sign=True)
+            scan.left_arrow = scan.left_arrow or kind == "arrow" and text.startswith("<")
             scan.operand_expected = True
         elif kind == "comma" or text in ("|", ";"):
             problem = scan.comma() if kind == "comma" else scan.end_operands()
@@ -277,7 +304,7 @@ def _scan(query: str) -> str | None:
         if problem:
             return problem
         name_next = text == "." or text == ":" and scan.stack[-1].kind != "{"   # `{a: NOT x}`
-        prev_word = word
+        prev_word, prev_kind, prev_text = word, kind, text
     return _unclosed_case(query, scan)
 
 
@@ -365,4 +392,7 @@ def _integer(arg: str | None, params: dict[str, Any]) -> int | None:
     if arg.startswith("$"):
         value = params.get(arg[1:])
         return value if isinstance(value, int) and not isinstance(value, bool) else None
-    return int(arg.replace(" ", ""))
+    literal = arg.replace(" ", "")
+    if len(literal.lstrip("-")) > 19:           # past 64 bits: FalkorDB clamps, as strtoll does
+        return -INT64_MAX if literal.startswith("-") else INT64_MAX
+    return int(literal)

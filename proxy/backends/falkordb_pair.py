@@ -36,11 +36,11 @@ from typing import Any, Awaitable, Callable
 
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.exceptions import BusyLoadingError, RedisError
+from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.errors import unavailable
+from proxy.errors import CypherError, unavailable
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -51,18 +51,20 @@ WATCH_MISSES = 3              # consecutive misses before the server counts as d
 #: A server that misses a PING while using at least this share of a CPU is busy, not wedged:
 #: FalkorDB applies a big write (or a replica the replicated one) holding Redis' main thread,
 #: for tens of seconds when it deletes millions of nodes. Dead, stopped or deadlocked: ~0.
+#: One waiting on its disk (the fsync after such a write) is busy too.
 BUSY_CPU_SHARE = 0.05
 BUSY_LIMIT = 600.0            # seconds a busy server may stay silent before it counts as wedged
 #: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
 #: the writes of its own connection, so a hold writes once and waits for that write.
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
+ATTRIBUTE_NAMES = "CALL db.propertyKeys() YIELD propertyKey RETURN collect(propertyKey)"
 
 
 class RolesJournal:
     """`roles`: which server is the primary and whether the replica is held, as one fixed-size
     line (`a free`, `b held`, ...) overwritten in place with a single write, which a crash of
-    the proxy cannot tear (the file is one page; no fsync: like the append-only files'
-    `everysec`, an OS crash may lose the last second)."""
+    the proxy cannot tear (the file is one page; no fsync: unlike the append-only files, it
+    survives a crash of the proxy, not necessarily one of the OS)."""
 
     def __init__(self, path: Path):
         self.path = path
@@ -263,11 +265,29 @@ class ServerPair:
         """Hold the replica at the current (committed) state: call with the writer lock held,
         before a transaction's first write. Replication is ordered, so once the replica has
         acknowledged a write made now, it has applied every earlier one."""
+        if self._restarting is not None and not self._restarting.done():
+            await asyncio.wait([self._restarting], timeout=timeout)     # after an aborted write
+        await self._replica_synced(timeout)
+        replication = await self._caught_up(timeout)
+        if not await self._replica_consistent():      # never roll back to (or read) a diverged replica
+            await self._resync_replica()
+            await self._replica_synced(timeout)
+            replication = await self._caught_up(timeout)
+        self._journal.save(self._primary, True)
+        self._relay.hold()
+        self.held = True
+        self._held_at = replication["master_repl_offset"]
+
+    async def _replica_synced(self, timeout: float) -> None:
         if self.persistent and not self._replica_durable:
             try:
                 await self._wait_replica_durable(timeout)
             except RedisError as exc:
                 raise unavailable(f"The embedded database's replica did not answer: {exc}") from None
+
+    async def _caught_up(self, timeout: float) -> dict:
+        """Write once and wait until the replica has it (so everything before it); the primary's
+        replication info."""
         pipeline = self._control[self._primary].pipeline(transaction=False)
         pipeline.incr(SYNC_KEY).execute_command("WAIT", 1, max(1, int(timeout * 1000))).info("replication")
         try:
@@ -278,10 +298,17 @@ class ServerPair:
             raise unavailable(f"The embedded database's replica, which makes rollback possible, did "
                               f"not catch up within {timeout:g} s (it re-syncs after a rollback or a "
                               "restart). Retry the transaction.")
-        self._journal.save(self._primary, True)
-        self._relay.hold()
-        self.held = True
-        self._held_at = replication["master_repl_offset"]
+        return replication
+
+    async def check_replica(self, timeout: float) -> None:
+        """After a write failed (writer lock held, nothing held): re-sync the replica if the
+        failure left the primary with an attribute name the replica lacks (`_replica_consistent`)."""
+        try:
+            await self._caught_up(timeout)
+        except CypherError:
+            return                                   # not caught up: the next hold checks again
+        if not await self._replica_consistent():
+            await self._resync_replica()
 
     def release(self) -> None:
         """COMMIT: the transaction's writes are the committed state; let the replica catch up."""
@@ -289,27 +316,117 @@ class ServerPair:
         self._relay.release()
         self.held = False
 
-    async def rollback(self) -> None:
+    async def rollback(self, *, busy: bool = False) -> None:
         """ROLLBACK: if the primary has replicated nothing since the hold, the transaction
         changed nothing (and nothing can be on its way to the replica): release. Otherwise
-        `promote`."""
+        `promote`. `busy`: a statement is still running on the primary (its commit may hold
+        the primary's main thread for minutes): promote without asking, and kill it."""
+        if busy:
+            await self.promote(kill_old=True)
+            return
         replication = await self._control[self._primary].info("replication")
         if replication["master_repl_offset"] == self._held_at:
             self.release()
         else:
             await self.promote()
 
-    async def promote(self) -> None:
-        """The held replica becomes the primary; the old primary re-syncs from it."""
+    async def promote(self, *, kill_old: bool = False) -> None:
+        """The held replica becomes the primary; the old primary re-syncs from it (`kill_old`:
+        after a restart in the background, which ends a write it is busy with)."""
         old, new = self.primary, self.replica
         self._journal.save(new.name, False)
         self._primary, self.held = new.name, False
         self._relay.redirect(new.socket_path)
         await self._control[new.name].execute_command("REPLICAOF", "NO", "ONE")
+        if kill_old:
+            self._replica_durable = False
+            await old.kill()
+            self._restarting = asyncio.create_task(self._restart_old_primary())
+            return
         try:
             await self._replicate(old)
         except (RedisError, OSError) as exc:
             log.warning("the old primary could not start re-syncing (%s); the watchdog restarts it", exc)
+
+    # ------------------------------------------------------------------ writes past their timeout
+
+    async def write_mark(self) -> int:
+        """Where the primary's replication stream is before an auto-commit write (see `abort_write`)."""
+        try:
+            replication = await self._control[self._primary].info("replication")
+        except RedisError as exc:
+            raise unavailable(f"The embedded database did not answer: {exc}") from None
+        return replication["master_repl_offset"]
+
+    async def abort_write(self, mark: int | None, reply: asyncio.Future) -> bool:
+        """Undo a write the primary is still busy with: FalkorDB checks a query's timeout only
+        while it reads, so a big write's changes run on past any timeout. The replica, which has
+        not received the write, becomes the primary, and the old primary is killed (ending the
+        write) and restarted as the replica. `mark`: `write_mark()` taken before an auto-commit
+        write; None in a transaction that holds the replica. Returns False, changing nothing,
+        if the write's `reply` comes first or anything past `mark` reaches the replica (then
+        the write, or part of the stream after it, is committed: let it finish)."""
+        if mark is not None:
+            self._relay.hold()
+            if not await self._replica_at(mark, reply):
+                self._relay.release()
+                return False
+        log.warning("a write ran past its timeout: the replica, without it, becomes the embedded "
+                    "database's primary, and the old primary (%s) restarts as the replica", self.primary.data_dir)
+        await self.promote(kill_old=True)
+        return True
+
+    async def _replica_at(self, mark: int, reply: asyncio.Future) -> bool:
+        """Wait until the replica has read and applied the primary's stream up to `mark`
+        (True), gone past it or `reply` is done (False). The replica may be busy applying an
+        earlier big write: each look is bounded, and it looks again."""
+        client = self._control[_other(self._primary)]
+        while not reply.done():
+            try:
+                replication = await asyncio.wait_for(client.info("replication"), WATCH_TIMEOUT)
+            except (RedisError, OSError, asyncio.TimeoutError):
+                await asyncio.sleep(0.05)
+                continue
+            applied = replication.get("slave_repl_offset", -1)
+            if applied > mark:
+                return False
+            if applied == mark == replication.get("slave_read_repl_offset") and \
+                    replication.get("master_link_status") == "up":
+                return True
+            await asyncio.sleep(0.005)
+        return False
+
+    # ------------------------------------------------------------------ divergence
+
+    async def _replica_consistent(self) -> bool:
+        """Whether the replica, caught up, names attributes as the primary does. FalkorDB 4.16's
+        effects lose an attribute name that a failing or no-op write (`SET n.new = null`) adds
+        on the primary: the replica then files the next new attribute under the wrong id, reads
+        it back wrong and may crash, and the primary's append-only file would crash it too."""
+        primary, replica = self.primary.client(), self.replica.client()
+        try:
+            for key in await primary.execute_command("GRAPH.LIST"):
+                names = await primary.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES)
+                try:
+                    if await replica.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES) != names:
+                        return False
+                except ResponseError:                # a graph the primary has and the replica not
+                    return False
+            return True
+        except (RedisError, OSError):                # a server away: the watchdog's business
+            return True
+        finally:
+            await primary.aclose()
+            await replica.aclose()
+
+    async def _resync_replica(self) -> None:
+        """Re-sync the replica in full (a new replication id: no partial sync) and rewrite the
+        primary's append-only file from memory."""
+        log.warning("the embedded database's replica names attributes unlike its primary (FalkorDB "
+                    "lost one in replication); it re-syncs in full, and the primary's files are rewritten")
+        await self._control[_other(self._primary)].execute_command("REPLICAOF", "NO", "ONE")
+        await self._replicate(self.replica)
+        await self._rewrite_primary_files()
 
     # ------------------------------------------------------------------ health
 
@@ -325,6 +442,9 @@ class ServerPair:
                 else:
                     busy = busy and time.monotonic() - silent_since.setdefault(name, time.monotonic()) < BUSY_LIMIT
                 misses[name] = 0 if answered or busy else misses[name] + 1
+            if self._restarting is not None and not self._restarting.done():
+                misses = {name: 0 for name in NAMES}
+                continue                 # the old primary of an aborted write is restarting
             try:
                 if misses[self._primary] >= WATCH_MISSES:
                     misses = {name: 0 for name in NAMES}
@@ -332,6 +452,7 @@ class ServerPair:
                 elif misses[_other(self._primary)] >= WATCH_MISSES:
                     misses[_other(self._primary)] = 0
                     await self._restart_replica()
+                    await self._rewrite_primary_files()
             except (RuntimeError, RedisError, OSError) as exc:    # the next round tries again
                 log.error("restarting the embedded database failed: %s", exc)
 
@@ -349,10 +470,13 @@ class ServerPair:
             await client.aclose()
 
     def _busy(self, server: EmbeddedFalkorDB) -> bool:
-        """Whether `server` used at least BUSY_CPU_SHARE of a CPU since the last look."""
+        """Whether `server` used at least BUSY_CPU_SHARE of a CPU since the last look, or is
+        waiting on its disk."""
         now, cpu = time.monotonic(), server.cpu_seconds()
         last = self._cpu_seen.get(server.name)
         self._cpu_seen[server.name] = (server.pid, now, cpu)
+        if server.waiting_on_disk():
+            return True
         if cpu is None or last is None or last[0] != server.pid or last[2] is None:
             return False
         return cpu - last[2] >= BUSY_CPU_SHARE * (now - last[1])
@@ -361,6 +485,9 @@ class ServerPair:
         """Kill both servers and start again on the same files (the journal decides the roles)."""
         log.error("restarting the embedded database: %s", reason)
         self.ready.clear()
+        if self._restarting is not None and self._restarting is not asyncio.current_task():
+            self._restarting.cancel()
+            await asyncio.gather(self._restarting, return_exceptions=True)
         self.generation += 1
         if self.on_restart is not None:
             await self.on_restart()
@@ -369,6 +496,24 @@ class ServerPair:
         await asyncio.gather(*(server.kill() for server in self._servers.values()))
         await self._start_servers()
         log.info("the embedded database is back (restart %d)", self.generation)
+
+    async def _rewrite_primary_files(self) -> None:
+        """A replica also dies applying effects FalkorDB encoded wrongly: an attribute name that
+        a failing or no-op write (`SET n.new = null`) added on the primary alone shifts the
+        attribute ids of the next write's effects. The primary's append-only file holds the
+        same effects and would crash it at its next start, so it is rewritten from memory."""
+        if not self.persistent:
+            return
+        try:
+            await self._control[self._primary].bgrewriteaof()
+        except RedisError as exc:                  # e.g. a rewrite is running already
+            log.warning("could not rewrite the primary's append-only file after its replica died: %s", exc)
+
+    async def _restart_old_primary(self) -> None:
+        try:
+            await self._restart_replica()
+        except (RuntimeError, RedisError, OSError) as exc:         # the watchdog tries again
+            log.error("restarting the embedded database's replica failed: %s", exc)
 
     async def _restart_replica(self) -> None:
         """A dead replica restarts on its own files: if it was held, they still hold the

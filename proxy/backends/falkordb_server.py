@@ -80,15 +80,25 @@ class EmbeddedFalkorDB:
     def running(self) -> bool:
         return self._process is not None and self._process.returncode is None
 
-    def cpu_seconds(self) -> float | None:
-        """CPU time the server has used so far, all threads (None if it is not running)."""
+    def _stat(self) -> list[str] | None:
+        """The fields of /proc/<pid>/stat after the command name (None if it is not running)."""
         if not self.running:
             return None
         try:
-            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             return None
-        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS     # utime + stime
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time the server has used so far, all threads (None if it is not running)."""
+        fields = self._stat()
+        return None if fields is None else (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+    def waiting_on_disk(self) -> bool:
+        """Whether its main thread is in uninterruptible sleep: with `appendfsync always`, the
+        fsync of a big write's append-only file, which uses no CPU."""
+        fields = self._stat()
+        return fields is not None and fields[0] == "D"
 
     def client(self, **options) -> aioredis.Redis:
         """A redis client on this server's socket (the caller closes it)."""
@@ -111,6 +121,9 @@ class EmbeddedFalkorDB:
                 # connection, no waiting, never dropped for a held (slow-to-drain) stream.
                 "repl-rdb-channel no\nrepl-diskless-sync yes\nrepl-diskless-sync-delay 0\n"
                 "repl-timeout 3600\nclient-output-buffer-limit replica 0 0 0\n"
+                # No pings in the stream: a write past its timeout can be undone only while the
+                # replica's offset shows nothing has reached it since the write began.
+                "repl-ping-replica-period 3599\n"
                 # SIGTERM (ours, or the kernel's when the proxy dies) always ends the server: a
                 # replica must not refuse it while writing its first append-only file after a sync.
                 "shutdown-timeout 0\nshutdown-on-sigterm force\n"

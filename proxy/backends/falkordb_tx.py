@@ -3,13 +3,15 @@
     OPEN --first write--> WRITING --COMMIT--> COMMITTED
       |                      |---ROLLBACK / RESET / close--> ROLLED_BACK
       |--COMMIT / ROLLBACK-->|---timeout (idle or total)---> EXPIRED
+                             |---a write past its timeout--> EXPIRED (`WriteAborted`)
                              |---the database restarted----> FAILED
 
 A transaction holds nothing until its first write. Then it takes the backend's writer lock and
 holds the replica at the committed state (`ServerPair.hold`); its statements run on the primary.
-COMMIT releases the replica (no I/O); ROLLBACK promotes it. Both end in one step that a client's
-cancellation (RESET, a disconnect, a driver timeout) cannot cut in half: commit has no await,
-rollback runs shielded. Whoever arms the expiry timer also cancels it, and the expiry task is
+COMMIT releases the replica (no I/O); ROLLBACK promotes it (and, if a statement is still
+running, kills the old primary: FalkorDB cannot stop a write that is changing the graph). Both
+end in one step that a client's cancellation (RESET, a disconnect, a driver timeout) cannot cut
+in half: commit has no await, rollback runs shielded. Whoever arms the expiry timer also cancels it, and the expiry task is
 kept referenced.
 """
 
@@ -47,6 +49,14 @@ _ENDED = {
 }
 
 
+class WriteAborted(CypherError):
+    """A write ran past its timeout and was undone (`ServerPair.abort_write`): in a transaction,
+    its earlier writes went with it."""
+
+    def __init__(self, message: str):
+        super().__init__("Neo.ClientError.Transaction.TransactionTimedOut", message)
+
+
 class FalkorDBTransaction(Transaction):
     """An explicit transaction; `config.timeout` bounds its life, `idle_timeout` its pauses."""
 
@@ -57,6 +67,7 @@ class FalkorDBTransaction(Transaction):
         self._state = TxState.OPEN
         self._generation = backend.pair.generation
         self._expired_because = ""
+        self._running = False                        # a statement is running (`run`)
         self._timer: asyncio.TimerHandle | None = None
         self._expiry: asyncio.Task | None = None
         self.touch()
@@ -78,16 +89,27 @@ class FalkorDBTransaction(Transaction):
         try:
             if statement.may_write:
                 await self._start_writing()
-            return await self._backend.execute(self._graph, statement, self._remaining(), tx=self)
+            return await self._execute(statement)
         except CypherError as exc:
+            if self._expired_because:                # expired while it ran (its error says why)
+                raise self._expired_error() from None
             if exc.code == "Neo.ClientError.Statement.AccessMode" and self._config.mode != "r":
                 await self._start_writing()          # FalkorDB found a write the text scan missed
-                return await self._backend.execute(self._graph, statement.as_write(), self._remaining(), tx=self)
-            if exc.code == "Neo.ClientError.Transaction.TransactionTimedOut" and self._over_deadline():
+                return await self._execute(statement.as_write())
+            if isinstance(exc, WriteAborted):
+                await self._expire("a write ran past its timeout")
+            elif exc.code == "Neo.ClientError.Transaction.TransactionTimedOut" and self._over_deadline():
                 await self._expire("it exceeded its timeout")
             raise
         finally:
             self.touch()
+
+    async def _execute(self, statement) -> Result:
+        self._running = True
+        try:
+            return await self._backend.execute(self._graph, statement, self._remaining(), tx=self)
+        finally:
+            self._running = False
 
     async def _start_writing(self) -> None:
         """Take the writer lock and hold the replica, once, before the first write."""
@@ -122,9 +144,9 @@ class FalkorDBTransaction(Transaction):
 
     async def _roll_back(self, final: TxState) -> None:
         """Undo the writes (promote the held replica) and release; runs to the end once started."""
-        if self._state is TxState.WRITING and not self._restarted():
+        if self._state is TxState.WRITING and not self._restarted() and self._backend.pair.held:
             try:
-                await self._backend.pair.rollback()
+                await self._backend.pair.rollback(busy=self._running)
             except Exception as exc:
                 await self._backend.pair.restart(f"a rollback could not promote the replica: {exc}")
             self._backend.forget_schemas()
@@ -177,11 +199,12 @@ class FalkorDBTransaction(Transaction):
         if self._state is TxState.WRITING and self._restarted():
             self._end(TxState.FAILED)               # the restart rolled it back (the journal said held)
         if self._state is TxState.EXPIRED:
-            limit = (f"its timeout of {self._config.timeout:g} s" if self._config.timeout
-                     and "timeout" in self._expired_because else
-                     f"the idle timeout of {self._idle_timeout:g} s")
-            raise CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
-                              f"The transaction has been terminated and rolled back: {self._expired_because} "
-                              f"({limit}).")
+            raise self._expired_error()
         if self._state in _ENDED:
             raise CypherError(*_ENDED[self._state])
+
+    def _expired_error(self) -> CypherError:
+        limit = (f" (the idle timeout of {self._idle_timeout:g} s)" if "idle" in self._expired_because
+                 else f" (its timeout of {self._config.timeout:g} s)" if self._config.timeout else "")
+        return CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
+                           f"The transaction has been terminated and rolled back: {self._expired_because}{limit}.")

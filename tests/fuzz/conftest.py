@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tests.fuzz.report import QUERY_TIMEOUT, REPORTS
+from tests.fuzz.report import LOG, QUERY_TIMEOUT, REPORTS
 from tests.harness import NO_LOCKOUT, ProxyProcess
 
 
@@ -12,8 +14,14 @@ from tests.harness import NO_LOCKOUT, ProxyProcess
 def fuzz_proxy():
     # The server's default timeout is the fuzzer's: FalkorDB stops a write at that default,
     # whatever timeout the client asks for (a write over every path, `[*]`, runs until it).
-    with ProxyProcess(args=[*NO_LOCKOUT, "--query-timeout", f"{QUERY_TIMEOUT:g}"]) as process:
-        yield process
+    # With FUZZ_LOG, the database's files and logs (crash reports) are kept beside it.
+    data_dir = Path(LOG + ".data") if LOG else None
+    with ProxyProcess(args=[*NO_LOCKOUT, "--query-timeout", f"{QUERY_TIMEOUT:g}"], data_dir=data_dir) as process:
+        try:
+            yield process
+        finally:
+            if LOG:                                 # beside the inputs' log, to read together
+                Path(LOG + ".proxy").write_text("".join(process.output))
 
 
 def pytest_terminal_summary(terminalreporter):

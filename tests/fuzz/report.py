@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -12,6 +14,9 @@ LONG = bool(os.environ.get("FUZZ_LONG"))
 QUERY_TIMEOUT = 5.0
 HANG_SECONDS = 10.0
 BAD = ("crash", "hang", "unexpected")
+#: `FUZZ_LOG=path` appends every input and its outcome there (JSON lines, with the wall time, to
+#: read beside the proxy's log): the summary shows only five examples of each bad outcome.
+LOG = os.environ.get("FUZZ_LOG")
 
 REPORTS: list["Report"] = []
 
@@ -28,6 +33,10 @@ class Report:
     def record(self, outcome: str, detail: str = "", shown: str = "") -> None:
         """`outcome`: crash, hang, unexpected, or any other label (an error code, ok, closed)."""
         self.outcomes[outcome] += 1
+        if LOG:
+            with open(LOG, "a") as log:
+                log.write(json.dumps({"at": time.strftime("%H:%M:%S"), "report": self.name,
+                                      "outcome": outcome, "detail": detail, "input": shown}) + "\n")
         if outcome in BAD and len(self.examples.setdefault(outcome, [])) < 5:
             self.examples[outcome].append(f"{detail} <- {shown[:300]!r}")
 

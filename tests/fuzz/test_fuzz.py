@@ -122,7 +122,8 @@ def test_fuzz_cypher(fuzz_proxy):
         report.record(outcome, detail, query)
         count += 1
         if count % 100 == 0:
-            client.run("MATCH (n) DETACH DELETE n", {})
+            outcome, detail = client.run("MATCH (n) DETACH DELETE n", {})
+            report.record(outcome, detail, "(cleanup) MATCH (n) DETACH DELETE n")
 
     _run_and_check(run, report, client, fuzz_proxy, since)
 

@@ -133,3 +133,41 @@ def test_a_primary_that_cannot_load_its_files_gives_way_to_the_replica(tmp_path)
         assert "could not load its files" in "".join(proc.output)
         driver.execute_query("CREATE (:AfterRecovery)")
         assert _count(driver, "AfterRecovery") == 1
+
+
+def _attribute_names(data_dir: Path, name: str) -> list:
+    socket_path, password = primary_address(data_dir / "falkordb")
+    with redis.Redis(unix_socket_path=str(socket_path.parent.parent / name / "falkordb.sock"), password=password) as client:
+        return client.execute_command("GRAPH.RO_QUERY", "neo4j", "CALL db.propertyKeys()")[1]
+
+
+@pytest.mark.parametrize("phantom", ["MATCH (n:A) SET n.ghost = null", "CREATE (:A {ghost: 1 / 0})"],
+                         ids=["no-op SET", "failed write"])
+def test_an_attribute_name_lost_in_replication_is_healed(tmp_path, phantom):
+    """FalkorDB 4.16: a no-op `SET n.new = null` or a write failing part-way adds an attribute
+    name on the primary alone (its effects lose it), so the next new attribute gets a different
+    id on the replica: the replica read `n.z` as null, crashed later, and the primary's
+    append-only file (the same effects) crashed the primary at its next start. The proxy now
+    checks after a failed write and before every write transaction, and re-syncs."""
+    data_dir = tmp_path / "data"
+    with _serving(data_dir) as (proc, driver):
+        driver.execute_query("CREATE (:A {x: 1})")
+        replica = next(name for name in NAMES if name != primary_address(data_dir / "falkordb")[0].parent.name)
+        if "/ 0" in phantom:                  # auto-commit: checked right after it fails
+            with driver.session() as session, pytest.raises(neo4j.exceptions.ClientError):
+                session.run(phantom).consume()
+            assert wait_until(lambda: _attribute_names(data_dir, replica) == [[b"x"], [b"ghost"]], 15)
+        else:
+            driver.execute_query(phantom)
+        driver.execute_query("MATCH (n:A) SET n.z = 5")                   # a transaction: checks first
+        assert wait_until(lambda: _attribute_names(data_dir, replica) == [[b"x"], [b"ghost"], [b"z"]], 15)
+        assert "re-syncs in full" in "".join(proc.output)
+        socket_path, password = primary_address(data_dir / "falkordb")
+        with redis.Redis(unix_socket_path=str(socket_path), password=password) as client:
+            assert wait_until(lambda: not client.info("persistence")["aof_rewrite_in_progress"]
+                              and not client.info("persistence")["aof_rewrite_scheduled"], 15)
+        os.kill(_primary_pid(data_dir), signal.SIGKILL)
+        with driver.session() as session:     # retried while the pair restarts on the same files
+            record = session.execute_read(lambda tx: tx.run("MATCH (n:A) RETURN n.x AS x, n.z AS z").single())
+        assert (record["x"], record["z"]) == (1, 5)
+        assert "could not load its files" not in "".join(proc.output)

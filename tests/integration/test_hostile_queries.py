@@ -52,6 +52,7 @@ def _still_serving(driver) -> None:
     ("RETURN " + "single(x IN " * 11 + "x, month: 1}) AS r", "levels"),               # ~10 s to fail
     ("MATCH (), r== ()-[*]-(), (r)'\nRETURN r" + "(" * 266, "string literal"),      # hangs (fuzz)
     ("MATCH (a) WHERE NOT (n)" + "-" * 1000 + ">(b) RETURN avg(n.age)", "levels"),  # 10+ min (fuzz)
+    ("MATCH ()" + "-[]-()" * 12 + " RETURN 1 LIMIT 1", "direction"),                # minutes (fuzz)
 ])
 def test_what_would_crash_or_wedge_falkordb_is_refused(driver, query, words):
     error = _error(driver, query)
@@ -65,6 +66,18 @@ def test_a_literal_past_pythons_digit_limit_is_a_client_error(driver):
     unexpected error); now the query gets the ClientError its other mistakes earn."""
     error = _error(driver, "RETURN date.truncate('day', datetime({year: 1984" + "9" * 60_000 + "}))")
     assert error.code.startswith("Neo.ClientError.Statement.")
+    _still_serving(driver)
+
+
+def test_a_long_label_chain_runs_and_with_an_extension_call_is_a_client_error(driver):
+    """Found by the long fuzz: the proxy walked `:A:B:...` (a left-deep tree) recursively and
+    hit Python's recursion limit (an unexpected error) when the query also called an extension."""
+    labels = ":".join(["Hostile"] * 1_500)
+    records, _, _ = driver.execute_query(f"CREATE (n:{labels} $props) RETURN labels(n) AS l", props={"a": 1})
+    assert records[0]["l"] == ["Hostile"]
+    error = _error(driver, f"MATCH (n:{labels}) RETURN ts_sum(n.x) AS s")
+    assert error.code == "Neo.ClientError.Statement.SyntaxError" and "chains too many" in error.message
+    driver.execute_query("MATCH (n:Hostile) DELETE n")
     _still_serving(driver)
 
 

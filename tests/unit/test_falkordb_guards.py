@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from proxy.backends.falkordb_guards import (
     MAX_CLAUSES, MAX_MAP_ENTRIES, MAX_NESTING, MAX_OPERATORS, MAX_QUERY_CHARS, MAX_RANGE,
-    MAX_READING_PARTS, check_map_size, check_query, code_only,
+    MAX_READING_PARTS, MAX_UNDIRECTED_HOPS, check_map_size, check_query, code_only,
 )
 from proxy.errors import CypherError
 
@@ -122,6 +122,12 @@ def test_nesting_is_measured_as_the_grammar_nests(expr):
     "RETURN {" + ",".join(f"k{i}: 1" for i in range(MAX_MAP_ENTRIES)) + "}",
     f"UNWIND range(1, {MAX_RANGE}) AS x RETURN count(x)",
     "x" * MAX_QUERY_CHARS,
+    "MATCH ()" + "-[]-()" * MAX_UNDIRECTED_HOPS + " RETURN 1",
+    "MATCH ()" + "-[:R]->()" * 40 + ", ()" + "<--()" * 40 + " RETURN 1",                # directed
+    "MATCH ()" + "-[]-()" * 8 + ", ()" + "-[]-()" * 8 + " MATCH ()" + "--()" * 8 + " RETURN 1",
+    "MATCH ()<--()" + "-[]-()" * MAX_UNDIRECTED_HOPS + " RETURN 1",
+    "CREATE ()" + "-[:R]-()" * 40,                                                       # not a match
+    "MATCH (a) WHERE a.x - (1) > 0 - (2) RETURN a",
 ])
 def test_at_each_limit_the_query_passes(query):
     assert refused(query) is None
@@ -142,6 +148,10 @@ def test_at_each_limit_the_query_passes(query):
     ("RETURN {" + ",".join(f"k{i}: 1" for i in range(MAX_MAP_ENTRIES + 1)) + "}", "map"),
     (f"UNWIND range(1, {MAX_RANGE + 1}) AS x RETURN count(x)", "range"),
     (f"UNWIND range({MAX_RANGE * 3}, 0, -2) AS x RETURN count(x)", "range"),
+    ("RETURN range(0, " + "9" * 18_000 + ")", "range"),       # past Python's digit limit (fuzz)
+    ("MATCH ()" + "-[]-()" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN 1", "direction"),   # wedged (fuzz)
+    ("MATCH p = (a)" + "--(b)" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN p", "direction"),
+    ("OPTIONAL MATCH ()<-[]-()" + "-[r]-()" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN 1", "direction"),
     ("x" * (MAX_QUERY_CHARS + 1), "characters"),
     ("RETURN [1, 2] <= [3, " + "(" * 9 + "CASE WHEN true THEN " * 5, "no END"),   # ~2 s to fail
     ("RETURN " + "single(x IN " * 8 + "x, month: 1}) AS r", "levels deep"),     # ~10 s at 11 levels
@@ -154,6 +164,10 @@ def test_at_each_limit_the_query_passes(query):
 ])
 def test_past_each_limit_the_query_is_refused(query, words):
     assert words in (refused(query) or "")
+
+
+def test_a_range_down_to_a_huge_negative_bound_is_empty_and_allowed():
+    assert refused("RETURN range(-1236, -" + "9" * 18_000 + ")") is None
 
 
 def test_range_parameters_are_checked_and_others_left_to_the_timeout():
