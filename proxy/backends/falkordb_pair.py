@@ -115,6 +115,14 @@ def primary_address(root: Path) -> tuple[Path, str]:
     return root / primary / "falkordb.sock", _password(root)
 
 
+async def _attribute_names(client, keys: list) -> list:
+    """Each graph's attribute names, in id order (one round trip)."""
+    pipeline = client.pipeline(transaction=False)
+    for key in keys:
+        pipeline.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES)
+    return await pipeline.execute()
+
+
 def _migrate_single_server_layout(root: Path) -> None:
     """Data directories from before the pair kept one server's files in `root` itself."""
     old = root / "appendonlydir"
@@ -140,6 +148,7 @@ class ServerPair:
         self.ready = asyncio.Event()
         self._journal = RolesJournal(self.root / "roles")
         self._control: dict[str, Any] = {}      # per server: a client on the SYNC_DB
+        self._graphs: dict[str, Any] = {}       # per server: a client on the graphs' db
         self._servers: dict[str, EmbeddedFalkorDB] = {}
         self._primary = NAMES[0]
         self._relay: Relay | None = None
@@ -203,6 +212,7 @@ class ServerPair:
         await self.replica.start()
         await self._close_control()
         self._control = {name: server.client(db=SYNC_DB) for name, server in self._servers.items()}
+        self._graphs = {name: server.client() for name, server in self._servers.items()}
         client = self.primary.client()
         try:
             for key in self.graph_keys:
@@ -255,8 +265,9 @@ class ServerPair:
         self._journal.close()
 
     async def _close_control(self) -> None:
-        control, self._control = self._control, {}
-        for client in control.values():
+        clients = [*self._control.values(), *self._graphs.values()]
+        self._control, self._graphs = {}, {}
+        for client in clients:
             await client.aclose()
 
     # ------------------------------------------------------------------ transactions
@@ -403,21 +414,15 @@ class ServerPair:
         effects lose an attribute name that a failing or no-op write (`SET n.new = null`) adds
         on the primary: the replica then files the next new attribute under the wrong id, reads
         it back wrong and may crash, and the primary's append-only file would crash it too."""
-        primary, replica = self.primary.client(), self.replica.client()
+        primary, replica = self._graphs[self._primary], self._graphs[_other(self._primary)]
         try:
-            for key in await primary.execute_command("GRAPH.LIST"):
-                names = await primary.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES)
-                try:
-                    if await replica.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES) != names:
-                        return False
-                except ResponseError:                # a graph the primary has and the replica not
-                    return False
-            return True
+            keys = await primary.execute_command("GRAPH.LIST")
+            names = await asyncio.gather(*(_attribute_names(client, keys) for client in (primary, replica)))
+        except ResponseError:                        # a graph the primary has and the replica not
+            return False
         except (RedisError, OSError):                # a server away: the watchdog's business
             return True
-        finally:
-            await primary.aclose()
-            await replica.aclose()
+        return names[0] == names[1]
 
     async def _resync_replica(self) -> None:
         """Re-sync the replica in full (a new replication id: no partial sync) and rewrite the
