@@ -51,9 +51,10 @@ _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 #: Graph keys the earlier GRAPH.COPY transactions left behind; dropped at start (see `start`).
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
-WRITE_GRACE = 1.0                    # seconds past its timeout before a write is undone
+TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query is ended by the proxy
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
+TIMED_OUT = "Neo.ClientError.Transaction.TransactionTimedOut"
 SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
@@ -454,8 +455,11 @@ class FalkorDBBackend(Backend):
             args += ["timeout", timeout_ms]
         stream = await endpoint.stream()
         try:
-            if statement.may_write and (timeout or self.query_timeout):
-                names = await self._bounded_write(stream, args, timeout or self.query_timeout, tx)
+            bound = timeout or self.query_timeout
+            if statement.may_write and bound:
+                names = await self._bounded_write(stream, args, bound, tx)
+            elif bound:
+                names = await read_within(stream, args, bound)
             else:
                 names = await stream.query(*args)
         except (OSError, asyncio.IncompleteReadError, ReplyCut) as exc:
@@ -482,7 +486,7 @@ class FalkorDBBackend(Backend):
         reply.add_done_callback(lambda done: done.cancelled() or done.exception())   # read here or by the caller
         try:
             try:
-                return await asyncio.wait_for(asyncio.shield(reply), timeout + WRITE_GRACE)
+                return await asyncio.wait_for(asyncio.shield(reply), timeout + TIMEOUT_GRACE)
             except asyncio.TimeoutError:
                 pass
             old = self.pair.primary.name
@@ -558,6 +562,17 @@ class FalkorDBBackend(Backend):
             reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
             tables.append([decode(row[0], graph.schema) for row in reply[1]])
         graph.schema = Schema(*tables)
+
+
+async def read_within(stream: ReplyStream, args: list, timeout: float) -> list[str]:
+    """FalkorDB checks a read's timeout between records: a traversal that finds none for a long
+    time answers late. The client gets its answer at the timeout (and a grace); FalkorDB
+    finishes the read on its own, its connection closed."""
+    try:
+        return await asyncio.wait_for(stream.query(*args), timeout + TIMEOUT_GRACE)
+    except asyncio.TimeoutError:
+        raise CypherError(TIMED_OUT, f"The transaction has been terminated: the query ran past its "
+                          f"timeout of {timeout:g} s.") from None
 
 
 def _not_a_system_command(statement: _Statement) -> CypherError:

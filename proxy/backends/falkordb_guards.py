@@ -42,9 +42,9 @@ MAX_OPERATORS = 20_000
 MAX_CLAUSES = 10_000
 #: MATCH / UNWIND clauses plus comma-separated MATCH patterns (300 plan in ~0.25 s).
 MAX_READING_PARTS = 300
-#: Undirected relationships in a row in one MATCH pattern, `()-[]-()-[]-...`: FalkorDB's time to
-#: match such a chain grows ~6x per relationship and ignores the timeout (12 held a worker for
-#: minutes on a 3-node graph); directed and variable-length ones are unaffected.
+#: Undirected relationships matched in one query part, `()-[]-()-[]-...`: FalkorDB's time to
+#: match them grows ~6x per relationship and ignores the timeout (12 in one pattern, or 6 + 6 in
+#: two, held a worker for minutes on a 3-node graph); directed and variable-length ones are fine.
 MAX_UNDIRECTED_HOPS = 10
 #: Entries of one map literal or map parameter (10,000 build in ~0.2 s).
 MAX_MAP_ENTRIES = 10_000
@@ -142,7 +142,7 @@ class _Scan:
         self.stack = [_Frame("")]
         self.depth = self.operators = self.clauses = self.parts = 0
         self.match_height = -1                # stack height of the MATCH whose commas are patterns
-        self.undirected = 0                   # undirected relationships in the current MATCH pattern
+        self.undirected = 0                   # undirected relationships matched in this query part
         self.left_arrow = False               # the current relationship began with `<-`
         self.operand_expected = True          # a `-`/`+` here is a sign
 
@@ -212,7 +212,8 @@ class _Scan:
 
     def clause(self, word: str) -> str | None:
         self.end_operands()
-        self.undirected = 0
+        if word in ("WITH", "RETURN", "UNION"):      # the MATCHes before are matched together
+            self.undirected = 0
         self.clauses += 1
         self.match_height = len(self.stack) if word == "MATCH" else -1
         if self.clauses > MAX_CLAUSES:
@@ -230,14 +231,13 @@ class _Scan:
             return None
         self.undirected += 1
         if self.undirected > MAX_UNDIRECTED_HOPS:
-            return (f"A pattern in the query has more than {MAX_UNDIRECTED_HOPS} relationships without a "
-                    "direction, ()-[]-()-[]-...; the embedded FalkorDB's time to match such a chain "
-                    "grows about 6x per relationship, past any timeout. Give the relationships a "
-                    "direction, or use one variable-length relationship such as -[*12]-.")
+            return (f"The query matches more than {MAX_UNDIRECTED_HOPS} relationships without a direction "
+                    "before a WITH or RETURN, ()-[]-()-[]-...; the embedded FalkorDB's time to match "
+                    "them grows about 6x per relationship, past any timeout. Give the relationships "
+                    "a direction, or use one variable-length relationship such as -[*12]-.")
         return None
 
     def _part(self) -> str | None:
-        self.undirected = 0
         self.parts += 1
         if self.parts > MAX_READING_PARTS:
             return (f"The query has more than {MAX_READING_PARTS} MATCH, OPTIONAL MATCH or UNWIND "

@@ -1,4 +1,4 @@
-"""A write that runs past its timeout ends at it, rolled back, as in Neo4j. FalkorDB checks a
+"""A write that runs past its timeout ends at it (plus 1 s), rolled back, as in Neo4j. FalkorDB checks a
 query's timeout only while it reads: a big write's changes ran on for as long as they took
 (the long fuzz's `MATCH () CREATE ()`, doubling the graph, held every writer for minutes).
 Now the proxy switches to the replica, which has not received the write, and restarts the old
@@ -93,3 +93,4 @@ def test_a_transaction_whose_write_runs_past_its_timeout_is_rolled_back_whole(bi
         tx.rollback()
         session.execute_write(lambda tx: tx.run("CREATE (:Committed)").consume())
     assert _count(driver, "RolledBack") == 0 and _count(driver, "Committed") == 1
+

@@ -124,7 +124,7 @@ def test_nesting_is_measured_as_the_grammar_nests(expr):
     "x" * MAX_QUERY_CHARS,
     "MATCH ()" + "-[]-()" * MAX_UNDIRECTED_HOPS + " RETURN 1",
     "MATCH ()" + "-[:R]->()" * 40 + ", ()" + "<--()" * 40 + " RETURN 1",                # directed
-    "MATCH ()" + "-[]-()" * 8 + ", ()" + "-[]-()" * 8 + " MATCH ()" + "--()" * 8 + " RETURN 1",
+    "MATCH ()" + "-[]-()" * 5 + ", ()" + "-[]-()" * 5 + " WITH 1 AS x MATCH ()" + "--()" * 8 + " RETURN 1",
     "MATCH ()<--()" + "-[]-()" * MAX_UNDIRECTED_HOPS + " RETURN 1",
     "CREATE ()" + "-[:R]-()" * 40,                                                       # not a match
     "MATCH (a) WHERE a.x - (1) > 0 - (2) RETURN a",
@@ -152,6 +152,8 @@ def test_at_each_limit_the_query_passes(query):
     ("MATCH ()" + "-[]-()" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN 1", "direction"),   # wedged (fuzz)
     ("MATCH p = (a)" + "--(b)" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN p", "direction"),
     ("OPTIONAL MATCH ()<-[]-()" + "-[r]-()" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN 1", "direction"),
+    ("MATCH (a)" + "-[]-()" * 6 + ", (a)" + "-[]-()" * 6 + " RETURN 1", "direction"),     # minutes too
+    ("MATCH (a)" + "-[]-()" * 6 + " MATCH (a)" + "-[]-()" * 6 + " RETURN 1", "direction"),
     ("x" * (MAX_QUERY_CHARS + 1), "characters"),
     ("RETURN [1, 2] <= [3, " + "(" * 9 + "CASE WHEN true THEN " * 5, "no END"),   # ~2 s to fail
     ("RETURN " + "single(x IN " * 8 + "x, month: 1}) AS r", "levels deep"),     # ~10 s at 11 levels
