@@ -119,8 +119,9 @@ def to_expression(value: Any, name: str = "p") -> str:
         return _float(value)
     if isinstance(value, (_dt.datetime, DateTime)):
         _refuse_zone(value, name, "date-time", "localdatetime")
-        return (f"localdatetime('{value.year:04d}-{value.month:02d}-{value.day:02d}"
-                f"T{value.hour:02d}:{value.minute:02d}:{value.second:02d}')")
+        # The map form: FalkorDB's string parser fails on exactly 1969-12-31T23:59:59 (mktime's -1).
+        return (f"localdatetime({{year: {value.year}, month: {value.month}, day: {value.day}, "
+                f"hour: {value.hour}, minute: {value.minute}, second: {value.second}}})")
     if isinstance(value, (_dt.date, Date)):
         return f"date('{value.year:04d}-{value.month:02d}-{value.day:02d}')"
     if isinstance(value, (_dt.time, Time)):

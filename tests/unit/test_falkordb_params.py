@@ -25,8 +25,8 @@ def inline(query, params):
 
 @pytest.mark.parametrize("value, expression", [
     (DAY, "date('2024-01-01')"), (dt.date(5, 6, 7), "date('0005-06-07')"),
-    (DateTime(2024, 1, 2, 3, 4, 5, 999999999), "localdatetime('2024-01-02T03:04:05')"),
-    (dt.datetime(2024, 1, 2, 3, 4, 5, 6), "localdatetime('2024-01-02T03:04:05')"),
+    (DateTime(2024, 1, 2, 3, 4, 5, 999999999), "localdatetime({year: 2024, month: 1, day: 2, hour: 3, minute: 4, second: 5})"),
+    (dt.datetime(2024, 1, 2, 3, 4, 5, 6), "localdatetime({year: 2024, month: 1, day: 2, hour: 3, minute: 4, second: 5})"),
     (Time(3, 4, 5, 6), "localtime('03:04:05')"), (dt.time(23, 59, 59), "localtime('23:59:59')"),
     (Duration(months=14, days=-3, seconds=5, nanoseconds=7), "duration({months: 14, days: -3, seconds: 5})"),
     (Duration(seconds=-1.5), "duration({months: 0, days: 0, seconds: -1})"),
