@@ -34,7 +34,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
-from proxy.backends.falkordb_errors import error_from_reply
+from proxy.backends.falkordb_errors import SYNTAX, TIMED_OUT, error_from_reply
 from proxy.backends.falkordb_guards import check_query
 from proxy.backends.falkordb_guards import code_only as _code_only
 from proxy.backends.falkordb_pair import ServerPair
@@ -53,8 +53,6 @@ SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
 TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query is ended by the proxy
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
-SYNTAX_ERROR = "Neo.ClientError.Statement.SyntaxError"
-TIMED_OUT = "Neo.ClientError.Transaction.TransactionTimedOut"
 SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
@@ -367,7 +365,7 @@ class FalkorDBBackend(Backend):
         try:
             result = await self.execute(graph, statement, config.timeout)
         except CypherError as exc:
-            if exc.code.startswith("Neo.ClientError.") and exc.code != SYNTAX_ERROR and not isinstance(exc, WriteAborted):
+            if exc.code.startswith("Neo.ClientError.") and exc.code != SYNTAX and not isinstance(exc, WriteAborted):
                 await self.pair.check_replica(self.lock_timeout)     # it failed part-way (see there)
             raise
         finally:

@@ -23,6 +23,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from proxy.backends.base import Result, Transaction, TxConfig
+from proxy.backends.falkordb_errors import TIMED_OUT
 from proxy.errors import CypherError
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class WriteAborted(CypherError):
     its earlier writes went with it."""
 
     def __init__(self, message: str):
-        super().__init__("Neo.ClientError.Transaction.TransactionTimedOut", message)
+        super().__init__(TIMED_OUT, message)
 
 
 class FalkorDBTransaction(Transaction):
@@ -98,7 +99,7 @@ class FalkorDBTransaction(Transaction):
                 return await self._execute(statement.as_write())
             if isinstance(exc, WriteAborted):
                 await self._expire("a write ran past its timeout")
-            elif exc.code == "Neo.ClientError.Transaction.TransactionTimedOut" and self._over_deadline():
+            elif exc.code == TIMED_OUT and self._over_deadline():
                 await self._expire("it exceeded its timeout")
             raise
         finally:
@@ -206,5 +207,5 @@ class FalkorDBTransaction(Transaction):
     def _expired_error(self) -> CypherError:
         limit = (f" (the idle timeout of {self._idle_timeout:g} s)" if "idle" in self._expired_because
                  else f" (its timeout of {self._config.timeout:g} s)" if self._config.timeout else "")
-        return CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
+        return CypherError(TIMED_OUT,
                            f"The transaction has been terminated and rolled back: {self._expired_because}{limit}.")
