@@ -120,7 +120,7 @@ async def _attribute_names(client, keys: list) -> list:
     pipeline = client.pipeline(transaction=False)
     for key in keys:
         pipeline.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES)
-    return await pipeline.execute()
+    return [reply[1] for reply in await pipeline.execute()]    # the rows, not the timing stats
 
 
 def _migrate_single_server_layout(root: Path) -> None:
