@@ -4,7 +4,10 @@ For a graph of 10k and of 100k nodes, the median latency of one CREATE through t
 driver as an auto-commit query (the baseline), a managed transaction (`execute_write`, what
 `execute_query` also does), an explicit transaction committed, and one rolled back. The
 ratios against the auto-commit write show what transactions add; compare the 10k and 100k
-rows to see whether that grows with the graph.
+rows to see whether that grows with the graph. The last two rows are the worst cases of the
+proxy's upkeep of FalkorDB's bookkeeping (falkordb_upkeep.py): a statement that deletes after
+creating (the label matrices grow first, one extra write), and a write that changes nothing
+but names a new key (the primary's names are read before and after).
 """
 
 from __future__ import annotations
@@ -54,8 +57,15 @@ def main() -> None:
                     tx.run(WRITE, i=i).consume()
                     tx.commit() if commit else tx.rollback()
 
+            def create_delete(i):                            # grows the label matrices first
+                session.run("CREATE (n:BenchWrite {i: $i}) WITH n DELETE n", i=i).consume()
+
+            def no_op_new_key(i):                            # compares the names before and after
+                session.run(f"MATCH (n:BenchWrite {{i: -1}}) SET n.key{i} = 1").consume()
+
             cases = (("managed (execute_write)", managed), ("explicit, commit", explicit),
-                     ("explicit, rollback", lambda i: explicit(i, commit=False)))
+                     ("explicit, rollback", lambda i: explicit(i, commit=False)),
+                     ("create+delete (touch)", create_delete), ("no-op, new key (check)", no_op_new_key))
             for nodes in SIZES:
                 _load(driver, nodes)
                 for fn in (auto_commit, managed):             # warm up

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import itertools
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -34,19 +35,21 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
-from proxy.backends.falkordb_errors import SYNTAX, TIMED_OUT, error_from_reply
+from proxy.backends.falkordb_errors import TIMED_OUT, error_from_reply
 from proxy.backends.falkordb_guards import check_query
 from proxy.backends.falkordb_guards import code_only as _code_only
-from proxy.backends.falkordb_pair import ServerPair
+from proxy.backends.falkordb_pair import ServerPair, name_tables
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb_params import inline_params, lift_long_strings, placeholders
 from proxy.backends.falkordb_tx import FalkorDBTransaction, WriteAborted
+from proxy.backends.falkordb_upkeep import CONSTRAINED_KEYS, CREATES, DELETES, touch_query, written_names
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
 )
 from proxy.errors import CypherError, syntax_error, unauthorized, unavailable
 
+log = logging.getLogger("proxy.falkordb")
 _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 #: Graph keys the earlier GRAPH.COPY transactions left behind; dropped at start (see `start`).
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
@@ -105,6 +108,12 @@ class _Statement:
         self.schema = bool(_SCHEMA.search(code))
         self.may_write = command == "PROFILE" or (command == "QUERY" and mode != "r" and bool(_WRITE.search(code)))
         self.command = "GRAPH.RO_QUERY" if command == "QUERY" and not self.may_write else f"GRAPH.{command}"
+        self.deletes, self.creates = bool(DELETES.search(code)), bool(CREATES.search(code))
+        self.params = inlined.params
+
+    def names(self) -> set[str] | None:
+        """The names this statement may add to the graph (`falkordb_upkeep.written_names`)."""
+        return written_names(self.body, self.params)
 
     def as_write(self) -> "_Statement":
         """The same statement, sent as a write (FalkorDB refused it as a read)."""
@@ -124,6 +133,10 @@ class _Graph:
         self.schema = Schema()
         self.system = name.lower() == "system"
         self.key = SYSTEM_KEY if self.system else name
+        #: Nodes may have been created since every label's matrix last grew (falkordb_upkeep.py).
+        self.labels_may_lag = True
+        #: The labels, types and property keys the primary had when last read (None: unknown).
+        self.names: set[str] | None = None
 
 
 class _Endpoint:
@@ -187,13 +200,15 @@ class FalkorDBResult(Result):
     """
 
     def __init__(self, backend: FalkorDBBackend, graph: _Graph, statement: _Statement, keys: list[str],
-                 endpoint: _Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None):
+                 endpoint: _Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None,
+                 names_before: set[str] | None = None):
         self.keys = keys
         self._backend, self._graph, self._statement = backend, graph, statement
         self._endpoint = endpoint
         self._stream: ReplyStream | None = stream
         self._summary = summary
         self._tx = tx
+        self._names_before = names_before           # a write that may add a name (`_upkeep`)
 
     async def fetch(self, n: int) -> list[list[Any]]:
         if self._stream is None:
@@ -234,6 +249,8 @@ class FalkorDBResult(Result):
             await self._endpoint.release(stream)
         self._summary.stats = parse_stats(stats)
         self._summary.query_type = _query_type(self._statement, self.keys, self._summary.stats)
+        if not self._summary.stats:                 # changed nothing: its effects carried no name
+            await self._backend._check_names(self._graph, self._names_before)
 
 
 class FalkorDBBackend(Backend):
@@ -363,11 +380,9 @@ class FalkorDBBackend(Backend):
                 statement = statement.as_write()
         await self.acquire_writer(config.timeout)
         try:
+            if self.pair.names_lost:
+                await self.pair.heal_lost_names()
             result = await self.execute(graph, statement, config.timeout)
-        except CypherError as exc:
-            if exc.code.startswith("Neo.ClientError.") and exc.code != SYNTAX and not isinstance(exc, WriteAborted):
-                await self.pair.check_replica(self.lock_timeout)     # it failed part-way (see there)
-            raise
         finally:
             self.release_writer()
             self.note_write(graph.name)
@@ -423,9 +438,12 @@ class FalkorDBBackend(Backend):
         self._writer.release()
 
     def forget_schemas(self) -> None:
-        """Ids of labels, types and keys may have changed (a rollback or a restart)."""
+        """Ids of labels, types and keys may have changed, and label matrices may lag (a
+        rollback or a restart)."""
         for graph in self._graphs.values():
             graph.schema = Schema()
+            graph.labels_may_lag = True
+            graph.names = None
 
     async def execute(self, graph: _Graph, statement: _Statement, timeout: float | None,
                       tx: FalkorDBTransaction | None = None) -> Result:
@@ -435,11 +453,15 @@ class FalkorDBBackend(Backend):
         await self._ready()
         if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
             await self._apply_limits()                          # a restart or a promotion
+        names_before = await self._upkeep(graph, statement) if statement.may_write else None
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)
         if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
-            reply = await endpoint.call(statement.command, graph.key, statement.text)
+            try:
+                reply = await endpoint.call(statement.command, graph.key, statement.text)
+            finally:
+                await self._check_names(graph, names_before)   # PROFILE: no counters to tell
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
             summary.query_type = plan_query_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
@@ -465,13 +487,15 @@ class FalkorDBBackend(Backend):
         except CypherError as exc:
             if graph.system and exc.code == ACCESS_MODE:
                 raise _not_a_system_command(statement) from None
+            if not isinstance(exc, WriteAborted):    # (that one switched to the replica)
+                await self._check_names(graph, names_before)
             raise
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
                 await endpoint.release(stream)
         keys = [statement.column(name) for name in names]
         summary.query_type = _query_type(statement, keys, {})
-        return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx)
+        return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx, names_before)
 
     async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
                              tx: FalkorDBTransaction | None) -> list[str]:
@@ -501,6 +525,57 @@ class FalkorDBBackend(Backend):
             if not reply.done():
                 reply.cancel()
                 await asyncio.gather(reply, return_exceptions=True)
+
+    # ------------------------------------------------------------------ FalkorDB's bookkeeping
+
+    async def _upkeep(self, graph: _Graph, statement: _Statement) -> set[str] | None:
+        """Before a write (writer lock held), what FalkorDB 4.16 gets wrong (falkordb_upkeep.py):
+        grow the label matrices before a delete; if the write may add a name, the primary's
+        names now (for `_check_names` once it ended), else None."""
+        if statement.deletes and graph.labels_may_lag:
+            await self._grow_label_matrices(graph)
+        if statement.creates:
+            graph.labels_may_lag = True
+        names = statement.names()
+        if names is not None and graph.names is not None and names <= graph.names:
+            return None
+        graph.names = await self._primary_names(graph)
+        return None if names is not None and names <= graph.names else graph.names
+
+    async def _check_names(self, graph: _Graph, before: set[str] | None) -> None:
+        """After a write that may have added a name and failed or changed nothing (so its effects
+        carried no name): if the primary's names grew, the replica lacks one; heal it."""
+        if before is None:
+            return
+        try:
+            graph.names = await self._primary_names(graph)
+            if graph.names - before:
+                await self.pair.heal_lost_names()
+        except CypherError as exc:
+            log.warning("could not compare the embedded database's names after a write: %s", exc.message)
+
+    async def _primary_names(self, graph: _Graph) -> set[str]:
+        try:
+            tables = await name_tables(self._primary().client, [graph.key])
+        except ResponseError:                       # no such graph yet: no names
+            return set()
+        except (RedisError, OSError) as exc:
+            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
+        return {name.decode() for table in tables for name in table}
+
+    async def _grow_label_matrices(self, graph: _Graph) -> None:
+        primary = self._primary()
+        try:
+            labels = await primary.call("GRAPH.RO_QUERY", graph.key, "CALL db.labels()")
+            keys = await primary.call("GRAPH.RO_QUERY", graph.key, CONSTRAINED_KEYS)
+            query = touch_query((row[0].decode() for row in labels[1]), (row[0].decode() for row in keys[1]))
+            if query:
+                await primary.call("GRAPH.QUERY", graph.key, query)
+        except CypherError as exc:
+            if exc.code.startswith("Neo.TransientError."):
+                raise
+            log.warning("could not grow the label matrices of graph %r before a delete: %s", graph.key, exc.message)
+        graph.labels_may_lag = False
 
     # ------------------------------------------------------------------ internals
 

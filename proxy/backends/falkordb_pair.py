@@ -40,7 +40,7 @@ from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.errors import CypherError, unavailable
+from proxy.errors import unavailable
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -57,7 +57,8 @@ BUSY_LIMIT = 600.0            # seconds a busy server may stay silent before it 
 #: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
 #: the writes of its own connection, so a hold writes once and waits for that write.
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
-ATTRIBUTE_NAMES = "CALL db.propertyKeys() YIELD propertyKey RETURN collect(propertyKey)"
+#: A graph's names, each table in id order: what effects refer to by id (falkordb_upkeep.py).
+NAME_TABLES = ("CALL db.labels()", "CALL db.relationshipTypes()", "CALL db.propertyKeys()")
 
 
 class RolesJournal:
@@ -115,12 +116,13 @@ def primary_address(root: Path) -> tuple[Path, str]:
     return root / primary / "falkordb.sock", _password(root)
 
 
-async def _attribute_names(client, keys: list) -> list:
-    """Each graph's attribute names, in id order (one round trip)."""
+async def name_tables(client, keys: list) -> list[list[bytes]]:
+    """Each graph's labels, relationship types and property keys, in id order (one round trip)."""
     pipeline = client.pipeline(transaction=False)
     for key in keys:
-        pipeline.execute_command("GRAPH.RO_QUERY", key, ATTRIBUTE_NAMES)
-    return [reply[1] for reply in await pipeline.execute()]    # the rows, not the timing stats
+        for query in NAME_TABLES:
+            pipeline.execute_command("GRAPH.RO_QUERY", key, query)
+    return [[row[0] for row in reply[1]] for reply in await pipeline.execute()]   # not the timing stats
 
 
 def _migrate_single_server_layout(root: Path) -> None:
@@ -145,6 +147,9 @@ class ServerPair:
         self.on_restart = on_restart
         self.generation = 0
         self.held = False
+        #: The primary has a name its effects did not carry, while a transaction held the
+        #: replica: it re-syncs before the next write (`heal_lost_names`).
+        self.names_lost = False
         self.ready = asyncio.Event()
         self._journal = RolesJournal(self.root / "roles")
         self._control: dict[str, Any] = {}      # per server: a client on the SYNC_DB
@@ -284,6 +289,7 @@ class ServerPair:
             await self._resync_replica()
             await self._replica_synced(timeout)
             replication = await self._caught_up(timeout)
+        self.names_lost = False
         self._journal.save(self._primary, True)
         self._relay.hold()
         self.held = True
@@ -311,15 +317,19 @@ class ServerPair:
                               "restart). Retry the transaction.")
         return replication
 
-    async def check_replica(self, timeout: float) -> None:
-        """After a write failed (writer lock held, nothing held): re-sync the replica if the
-        failure left the primary with an attribute name the replica lacks (`_replica_consistent`)."""
+    async def heal_lost_names(self) -> None:
+        """The primary gained a label, type or property name that no effect carried (a write
+        that failed or changed nothing, falkordb_upkeep.py), so the replica lacks it and would
+        file the next new name under another id: it re-syncs in full, now or, while a
+        transaction holds it, before the next write (writer lock held)."""
+        self.names_lost = True
+        if self.held:
+            return
         try:
-            await self._caught_up(timeout)
-        except CypherError:
-            return                                   # not caught up: the next hold checks again
-        if not await self._replica_consistent():
             await self._resync_replica()
+            self.names_lost = False
+        except (RedisError, OSError) as exc:         # the replica is away: try again next time
+            log.warning("the embedded database's replica could not start re-syncing: %s", exc)
 
     def release(self) -> None:
         """COMMIT: the transaction's writes are the committed state; let the replica catch up."""
@@ -347,6 +357,7 @@ class ServerPair:
         old, new = self.primary, self.replica
         self._journal.save(new.name, False)
         self._primary, self.held = new.name, False
+        self.names_lost = False                      # the old primary re-syncs from the new one
         self._relay.redirect(new.socket_path)
         await self._control[new.name].execute_command("REPLICAOF", "NO", "ONE")
         if kill_old:
@@ -410,14 +421,15 @@ class ServerPair:
     # ------------------------------------------------------------------ divergence
 
     async def _replica_consistent(self) -> bool:
-        """Whether the replica, caught up, names attributes as the primary does. FalkorDB 4.16's
-        effects lose an attribute name that a failing or no-op write (`SET n.new = null`) adds
-        on the primary: the replica then files the next new attribute under the wrong id, reads
-        it back wrong and may crash, and the primary's append-only file would crash it too."""
+        """Whether the replica, caught up, names labels, types and properties as the primary
+        does. FalkorDB 4.16's effects lose a name that a failing or no-op write (`SET n.new =
+        null`) adds on the primary: the replica then files the next new name under another id,
+        reads it back wrong and may crash, and the primary's append-only file would crash it
+        too (falkordb_upkeep.py)."""
         primary, replica = self._graphs[self._primary], self._graphs[_other(self._primary)]
         try:
             keys = await primary.execute_command("GRAPH.LIST")
-            names = await asyncio.gather(*(_attribute_names(client, keys) for client in (primary, replica)))
+            names = await asyncio.gather(*(name_tables(client, keys) for client in (primary, replica)))
         except ResponseError:                        # a graph the primary has and the replica not
             return False
         except (RedisError, OSError):                # a server away: the watchdog's business
@@ -427,8 +439,9 @@ class ServerPair:
     async def _resync_replica(self) -> None:
         """Re-sync the replica in full (a new replication id: no partial sync) and rewrite the
         primary's append-only file from memory."""
-        log.warning("the embedded database's replica names attributes unlike its primary (FalkorDB "
-                    "lost one in replication); it re-syncs in full, and the primary's files are rewritten")
+        log.warning("the embedded database's replica names labels, types or properties unlike its primary "
+                    "(FalkorDB lost a name in replication); it re-syncs in full, and the primary's files "
+                    "are rewritten")
         await self._control[_other(self._primary)].execute_command("REPLICAOF", "NO", "ONE")
         await self._replicate(self.replica)
         await self._rewrite_primary_files()
@@ -522,8 +535,12 @@ class ServerPair:
 
     async def _restart_replica(self) -> None:
         """A dead replica restarts on its own files: if it was held, they still hold the
-        committed state, and the relay keeps holding its new link."""
+        committed state, and the relay keeps holding its new link. Otherwise it re-syncs in
+        full: it may have died applying effects FalkorDB encoded wrongly (falkordb_upkeep.py),
+        which a partial sync would send it again."""
         log.error("restarting the embedded database's replica (%s)", self.replica.data_dir)
         await self.replica.kill()
         await self.replica.start()
+        if not self.held:
+            await self._control[self.replica.name].execute_command("REPLICAOF", "NO", "ONE")   # a new history
         await self._replicate(self.replica)

@@ -1,0 +1,115 @@
+"""Bookkeeping FalkorDB 4.16 gets wrong around writes, and what the proxy does about it.
+
+Two of its bugs corrupt the graph from sequences of valid writes (found by the long fuzz,
+reduced by replaying what the servers received; tests/integration/test_falkordb_upkeep.py):
+
+| bug | effect | what the proxy does |
+|---|---|---|
+| a label's matrix grows only when that label is used, while deleting a node clears it with a mask the size of the node table (fixed upstream in 4.20, #2104) | once the graph passed ~16k nodes, deleting nodes whose labels had not been used since leaves them in those labels' scans: `MATCH (n:L)` then returns deleted nodes, and reading or deleting one segfaults the server, again after every restart | before a statement that deletes, if nodes may have been created since the last time, one write creates and deletes a node carrying every label (`touch_query`): each label's matrix grows to the node table, on the primary and, through its effects, on the replica |
+| a write that fails or changes nothing can still add a label, type or property name, and its effects (replication, append-only file) do not carry it | the replica files the next new name under another id: it reads properties back wrong, fails with "undefined attribute" or crashes, and so does the primary when it replays its own files | a write whose text or parameters hold a name the graph may not have yet (`written_names`) marks the replica unverified; before the next write, the proxy compares both servers' names and re-syncs the replica on a difference (falkordb_pair.py) |
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Any, Iterable
+
+#: Statements that may delete nodes, and ones that may create them (growing the node table).
+DELETES = re.compile(r"(?<![\w.$`])DELETE(?![\w`])", re.I)
+CREATES = re.compile(r"(?<![\w.$`])(?:CREATE|MERGE)(?![\w`])", re.I)
+
+#: A write whose text is longer (or whose parameters hold more items) is not scanned for names:
+#: it just marks the replica unverified, which costs one comparison (about a millisecond).
+MAX_SCANNED_CHARS = 65_536
+MAX_SCANNED_ITEMS = 10_000
+
+_TOKENS = re.compile(r"""          # one lexeme per match, possessive: linear in the text
+      (?P<string>'(?:[^'\\]++|\\.)*+'?|"(?:[^"\\]++|\\.)*+"?)
+    | `(?P<quoted>[^`]*+)`?
+    | //[^\n]*+ | /\*(?:[^*]++|\*(?!/))*+(?:\*/)?
+    | \$\s*+(?:\w++|`[^`]*+`?)
+    | \d[\w.]*+
+    | (?P<word>[^\W\d]\w*+)
+    | (?P<mark>\S)
+    """, re.VERBOSE | re.DOTALL)
+_OPENERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
+    """The labels, types and property keys a write may add: names after `:` (outside a map),
+    `|` (between types) and `.`, map keys, the keys of parameter maps, and the strings passed to
+    a procedure (`db.idx.fulltext.createNodeIndex('L', 'p')`). More than it adds (a function's
+    namespace, a list comprehension's variable), never less; None when it cannot tell
+    (LOAD CSV takes its keys from a file; too long to scan)."""
+    if len(text) > MAX_SCANNED_CHARS:
+        return None
+    names: set[str] = set()
+    budget = [MAX_SCANNED_ITEMS]
+    if not all(_parameter_keys(value, names, budget) for value in (params or {}).values()):
+        return None
+    lexemes = [(m.lastgroup, m.group(m.lastgroup) if m.lastgroup else "") for m in _TOKENS.finditer(text)]
+    words = {value.upper() for kind, value in lexemes if kind == "word"}
+    if "LOAD" in words:
+        return None
+    calls = "CALL" in words
+    brackets: list[str] = []
+    previous, type_list = "", False            # the last lexeme that was code; inside `:A|B`
+    for i, (kind, value) in enumerate(lexemes):
+        if kind is None:                        # a comment or a parameter
+            continue
+        if kind == "string":
+            if calls:
+                names.add(value[1:-1])
+            previous = "string"
+            continue
+        if kind == "mark":
+            if value in _OPENERS:
+                brackets.append(value)
+            elif brackets and value == _OPENERS[brackets[-1]]:
+                brackets.pop()
+            type_list = type_list and value == "|"
+            previous = value
+            continue
+        in_map = bool(brackets) and brackets[-1] == "{"
+        following = next((v for k, v in lexemes[i + 1:i + 2] if k == "mark"), "")
+        label = previous == ":" and not in_map
+        if label or previous == "." or (previous == "|" and type_list) or (in_map and following == ":"):
+            names.add(value)
+        type_list = label or (previous == "|" and type_list)
+        previous = "name"
+    return names
+
+
+def _parameter_keys(value: Any, names: set[str], budget: list[int]) -> bool:
+    """Add every map key inside `value`; False once `budget` items are spent."""
+    if isinstance(value, dict):
+        budget[0] -= len(value)
+        if budget[0] < 0:
+            return False
+        names.update(k for k in value if isinstance(k, str))
+        return all(_parameter_keys(v, names, budget) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        budget[0] -= len(value)
+        return budget[0] >= 0 and all(_parameter_keys(v, names, budget) for v in value
+                                      if isinstance(v, (dict, list, tuple)))
+    return True
+
+
+#: The node properties that a constraint requires (a node with these labels must have them).
+CONSTRAINED_KEYS = ("CALL db.constraints() YIELD properties, entitytype WHERE entitytype = 'NODE' "
+                    "UNWIND properties AS key RETURN DISTINCT key")
+
+
+def touch_query(labels: Iterable[str], constrained_keys: Iterable[str]) -> str | None:
+    """A write that grows every label's matrix to the node table, on both servers: one node with
+    every label, deleted in the same statement. It carries the properties that constraints
+    require, with a value no other node has (UNIQUE); a name with a backtick cannot be written
+    (FalkorDB has no escape for it), and so cannot be on a node either. None: no labels."""
+    labels = [label for label in labels if "`" not in label]
+    if not labels:
+        return None
+    keys = [key for key in constrained_keys if "`" not in key]
+    value = f"cypher-proxy:{secrets.token_hex(8)}"
+    properties = " {" + ", ".join(f"`{key}`: '{value}'" for key in keys) + "}" if keys else ""
+    return "CREATE (t" + "".join(f":`{label}`" for label in labels) + properties + ") DELETE t"

@@ -1,0 +1,159 @@
+"""FalkorDB 4.16's bookkeeping bugs that the long fuzz found, through the proxy and the real
+driver (proxy/backends/falkordb_upkeep.py): both servers must end up with the graph the client
+wrote, and neither may crash.
+
+- Deleting nodes once the graph outgrew their labels' matrices left the deleted nodes in those
+  labels' scans, on both servers: the next `MATCH (n:L)` or DETACH DELETE crashed FalkorDB, again
+  after every restart.
+- A write that failed or changed nothing added a label or property name that replication lost:
+  the replica filed the next new name under another id, read it back wrong and crashed.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+import neo4j
+import pytest
+import redis
+
+from proxy.backends.falkordb_pair import NAMES, primary_address
+from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
+
+#: More nodes than FalkorDB's first block of node slots (16,384): the node table grows past
+#: the matrices of labels that are not used meanwhile.
+PAST_FIRST_BLOCK = 20_000
+
+
+@contextmanager
+def _serving(tmp_path: Path):
+    with ProxyProcess(data_dir=tmp_path / "data") as proc, \
+            neo4j.GraphDatabase.driver(proc.uri, auth=(USER, PASSWORD)) as driver:
+        yield proc, driver, tmp_path / "data" / "falkordb"
+
+
+def _servers(root: Path) -> dict[str, redis.Redis]:
+    """Both embedded servers, by role, for looking under the proxy."""
+    socket_path, password = primary_address(root)
+    primary = socket_path.parent.name
+    replica = next(name for name in NAMES if name != primary)
+    return {role: redis.Redis(unix_socket_path=str(root / name / "falkordb.sock"), password=password)
+            for role, name in (("primary", primary), ("replica", replica))}
+
+
+def _synced(servers: dict[str, redis.Redis]) -> bool:
+    primary = servers["primary"]
+    primary.incr("upkeep-test")                          # WAIT counts this connection's writes
+    return primary.execute_command("WAIT", 1, 10_000) == 1
+
+
+def _phantoms(server: redis.Redis) -> dict[str, list[int]]:
+    """Per label: ids its scan returns that are no node with that label (deleted nodes)."""
+    labelled: dict[str, set[int]] = {}
+    for node, labels in server.execute_command("GRAPH.RO_QUERY", "neo4j", "MATCH (n) RETURN id(n), labels(n)")[1]:
+        for label in labels.decode().strip("[]").split(", "):
+            labelled.setdefault(label, set()).add(node)
+    found = {}
+    for (label,) in server.execute_command("GRAPH.RO_QUERY", "neo4j", "CALL db.labels()")[1]:
+        scanned = {row[0] for row in server.execute_command(
+            "GRAPH.RO_QUERY", "neo4j", f"MATCH (n:`{label.decode()}`) RETURN id(n)")[1]}
+        if extra := scanned - labelled.get(label.decode(), set()):
+            found[label.decode()] = sorted(extra)
+    return found
+
+
+def _pids(root: Path) -> dict[str, int]:
+    return {name: int((root / name / "redis.pid").read_text()) for name in NAMES}
+
+
+@pytest.mark.parametrize("how", ["auto-commit", "transaction"])
+def test_deleting_nodes_after_the_graph_grew_leaves_no_deleted_node_in_a_label_scan(tmp_path, how):
+    with _serving(tmp_path) as (proc, driver, root):
+        driver.execute_query("CALL { CREATE (:A:B:C {i: 1}), (:A:B {i: 2}), (:B:C {i: 3}), (:C {i: 4}) }")
+        driver.execute_query("CREATE CONSTRAINT needs_i FOR (n:B) REQUIRE n.i IS NOT NULL")
+        driver.execute_query("CREATE CONSTRAINT unique_i FOR (n:C) REQUIRE n.i IS UNIQUE")
+        grow = f"UNWIND range(1, {PAST_FIRST_BLOCK}) AS i CREATE ()"
+        if how == "transaction":
+            with driver.session() as session, session.begin_transaction() as tx:
+                tx.run(grow).consume()
+                tx.run("MATCH (n) DETACH DELETE n").consume()
+                tx.commit()
+        else:
+            driver.execute_query(grow)
+            driver.execute_query("MATCH (n) DETACH DELETE n")
+        pids = _pids(root)
+        # These crashed FalkorDB (reading, then deleting, a node that no longer exists).
+        assert driver.execute_query("MATCH (n:B) RETURN n.i AS i").records == []
+        driver.execute_query("MATCH (n:C) DETACH DELETE n")
+        servers = _servers(root)
+        assert _synced(servers)
+        assert {role: _phantoms(server) for role, server in servers.items()} == {"primary": {}, "replica": {}}
+        assert _pids(root) == pids and "restarting" not in "".join(proc.output)
+
+
+def _name_tables(server: redis.Redis) -> list:
+    return [server.execute_command("GRAPH.RO_QUERY", "neo4j", f"CALL {procedure}()")[1]
+            for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys")]
+
+
+@pytest.mark.parametrize("lost", [
+    ("CREATE (n:Ghost) SET n = $props", neo4j.exceptions.ClientError),     # ParameterMissing
+    ("CREATE (n:A {ghost: 1 / 0})", neo4j.exceptions.ClientError),           # fails part-way
+    ("MATCH (n:A) SET n.ghost = null", None),                                # changes nothing
+    ("MATCH (n:A) REMOVE n.ghost", None),
+], ids=["missing parameter", "failed write", "no-op SET", "no-op REMOVE"])
+def test_a_name_an_auto_commit_write_added_without_effects_reaches_the_replica(tmp_path, lost):
+    query, error = lost
+    with _serving(tmp_path) as (proc, driver, root):
+        driver.execute_query("CREATE (:A {x: 1})")
+        pids = _pids(root)
+        with driver.session() as session:
+            if error:
+                with pytest.raises(error):
+                    session.run(query).consume()
+            else:
+                session.run(query).consume()
+            session.run("CREATE (:New {z: 5})-[:NEW_TYPE {w: 6}]->(:A {z: 7})").consume()
+        servers = _servers(root)
+        assert wait_until(lambda: _synced(servers) and
+                          _name_tables(servers["replica"]) == _name_tables(servers["primary"]), 20)
+        for server in servers.values():                  # the replica reads what was written
+            assert server.execute_command(
+                "GRAPH.RO_QUERY", "neo4j", "MATCH (a:New)-[r:NEW_TYPE]->(b) RETURN a.z, r.w, b.z")[1] == [[5, 6, 7]]
+        assert _pids(root) == pids
+        assert "re-syncs in full" in "".join(proc.output)
+
+
+def test_a_name_a_transaction_added_without_effects_is_healed_before_the_next_write(tmp_path):
+    with _serving(tmp_path) as (proc, driver, root):
+        driver.execute_query("CREATE (:A {x: 1})")
+        with driver.session() as session, session.begin_transaction() as tx:
+            tx.run("MATCH (n:A) SET n.ghost = null").consume()       # the replica is held meanwhile
+            tx.run("MATCH (n:A) SET n.y = 2").consume()
+            tx.commit()
+        driver.execute_query("CREATE (:B {z: 5})")
+        servers = _servers(root)
+        assert wait_until(lambda: _synced(servers) and
+                          _name_tables(servers["replica"]) == _name_tables(servers["primary"]), 20)
+        for server in servers.values():
+            assert server.execute_command("GRAPH.RO_QUERY", "neo4j",
+                                          "MATCH (a:A), (b:B) RETURN a.x, a.y, b.z")[1] == [[1, 2, 5]]
+
+
+def test_writes_with_known_names_send_nothing_else(tmp_path):
+    """The upkeep costs nothing on the common path: auto-commit writes of names the graph has,
+    and deletes with no create since the last one, send FalkorDB nothing but themselves."""
+    with _serving(tmp_path) as (proc, driver, root), driver.session() as session:
+        for warm_up in ("CREATE (:A {x: 1}), (:A {x: 2})", "MATCH (n:Nobody) DELETE n", "MATCH (n:A) RETURN n"):
+            session.run(warm_up).consume()          # names read, label matrices grown, ids cached
+        writes = ["MATCH (n:A) SET n.x = n.x + 1", "MATCH (n:A {x: 2}) DELETE n", "MATCH (n:A) SET n.x = 0"]
+        with _servers(root)["primary"].monitor() as monitor:
+            for query in writes:
+                session.run(query).consume()
+            seen = []
+            while len(seen) < len(writes):
+                command = monitor.next_command()["command"]
+                if command.startswith("GRAPH."):
+                    seen.append(command.split(" ", 2)[2].split(" --compact")[0])
+        assert seen == writes
