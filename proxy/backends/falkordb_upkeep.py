@@ -48,16 +48,14 @@ def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
     budget = [MAX_SCANNED_ITEMS]
     if not all(_parameter_keys(value, names, budget) for value in (params or {}).values()):
         return None
-    lexemes = [(m.lastgroup, m.group(m.lastgroup) if m.lastgroup else "") for m in _TOKENS.finditer(text)]
+    lexemes = [(m.lastgroup, m.group(m.lastgroup)) for m in _TOKENS.finditer(text) if m.lastgroup]
     words = {value.upper() for kind, value in lexemes if kind == "word"}
     if "LOAD" in words:
         return None
     calls = "CALL" in words
     brackets: list[str] = []
     previous, type_list = "", False            # the last lexeme that was code; inside `:A|B`
-    for i, (kind, value) in enumerate(lexemes):
-        if kind is None:                        # a comment or a parameter
-            continue
+    for i, (kind, value) in enumerate(lexemes):        # (comments, parameters, numbers left out)
         if kind == "string":
             if calls:
                 names.add(value[1:-1])
@@ -72,7 +70,7 @@ def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
             previous = value
             continue
         in_map = bool(brackets) and brackets[-1] == "{"
-        following = next((v for k, v in lexemes[i + 1:i + 2] if k == "mark"), "")
+        following = lexemes[i + 1][1] if i + 1 < len(lexemes) else ""
         label = previous == ":" and not in_map
         if label or previous == "." or (previous == "|" and type_list) or (in_map and following == ":"):
             names.add(value)

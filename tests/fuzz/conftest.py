@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
+import redis
 
+from proxy.backends.falkordb_pair import NAMES
 from tests.fuzz.report import LOG, QUERY_TIMEOUT, REPORTS
 from tests.harness import NO_LOCKOUT, ProxyProcess
 
@@ -14,9 +18,12 @@ from tests.harness import NO_LOCKOUT, ProxyProcess
 def fuzz_proxy():
     # The server's default timeout is the fuzzer's: FalkorDB stops a write at that default,
     # whatever timeout the client asks for (a write over every path, `[*]`, runs until it).
-    # With FUZZ_LOG, the database's files and logs (crash reports) are kept beside it.
+    # With FUZZ_LOG, the database's files and logs (crash reports) are kept beside it, and what
+    # the servers received (path.monitor.a/.b: replay it with scripts/replay_falkordb.py).
     data_dir = Path(LOG + ".data") if LOG else None
     with ProxyProcess(args=[*NO_LOCKOUT, "--query-timeout", f"{QUERY_TIMEOUT:g}"], data_dir=data_dir) as process:
+        if LOG:
+            _record_commands(data_dir / "falkordb", LOG + ".monitor")
         try:
             yield process
         finally:
@@ -27,3 +34,24 @@ def fuzz_proxy():
 def pytest_terminal_summary(terminalreporter):
     for report in REPORTS:
         terminalreporter.write_line(report.summary())
+
+
+def _record_commands(root: Path, path: str) -> None:
+    """Append what each embedded server receives (Redis MONITOR) to `path.a` and `path.b`, for
+    scripts/replay_falkordb.py; daemon threads, following the servers through restarts."""
+    password = (root / "auth").read_text().strip()
+
+    def record(name: str) -> None:
+        with open(f"{path}.{name}", "ab") as out:
+            while True:
+                try:
+                    client = redis.Redis(unix_socket_path=str(root / name / "falkordb.sock"), password=password)
+                    with client.monitor() as monitor:
+                        while True:
+                            out.write(monitor.connection.read_response() + b"\n")
+                            out.flush()
+                except (redis.RedisError, OSError):
+                    time.sleep(0.05)                 # restarting: connect again
+
+    for name in NAMES:
+        threading.Thread(target=record, args=(name,), daemon=True).start()

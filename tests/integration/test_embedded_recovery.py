@@ -147,8 +147,10 @@ def test_an_attribute_name_lost_in_replication_is_healed(tmp_path, phantom):
     """FalkorDB 4.16: a no-op `SET n.new = null` or a write failing part-way adds an attribute
     name on the primary alone (its effects lose it), so the next new attribute gets a different
     id on the replica: the replica read `n.z` as null, crashed later, and the primary's
-    append-only file (the same effects) crashed the primary at its next start. The proxy now
-    checks after a failed write and before every write transaction, and re-syncs."""
+    append-only file (the same effects) crashed the primary at its next start. The proxy sees
+    the primary's names grow under such a write and re-syncs the replica (right away, or after
+    the transaction that holds it); here the primary also restarts from its rewritten files.
+    tests/integration/test_falkordb_upkeep.py has the other shapes."""
     data_dir = tmp_path / "data"
     with _serving(data_dir) as (proc, driver):
         driver.execute_query("CREATE (:A {x: 1})")

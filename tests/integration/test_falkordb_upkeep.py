@@ -11,6 +11,8 @@ wrote, and neither may crash.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +21,7 @@ import pytest
 import redis
 
 from proxy.backends.falkordb_pair import NAMES, primary_address
-from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
+from tests.harness import PASSWORD, REPO, USER, ProxyProcess, wait_until
 
 #: More nodes than FalkorDB's first block of node slots (16,384): the node table grows past
 #: the matrices of labels that are not used meanwhile.
@@ -157,3 +159,18 @@ def test_writes_with_known_names_send_nothing_else(tmp_path):
                 if command.startswith("GRAPH."):
                     seen.append(command.split(" ", 2)[2].split(" --compact")[0])
         assert seen == writes
+
+
+def test_the_replay_script_finds_the_write_that_broke_falkordb(tmp_path):
+    """scripts/replay_falkordb.py, on what the servers received (the fuzz's MONITOR logs), finds
+    the first command after which FalkorDB is broken: here, unguarded, the delete of bug one."""
+    commands = ["CREATE (:A:B {i: 1})", f"UNWIND range(1, {PAST_FIRST_BLOCK}) AS i CREATE ()",
+                "MATCH (n) WHERE n.i IS NULL DELETE n", "MATCH (n:A) DELETE n", "RETURN 1"]
+    log = tmp_path / "fuzz.monitor.a"
+    log.write_bytes(b"".join(f'{i}.5 [0 unix:/x.sock] "GRAPH.QUERY" "neo4j" "{c}"\n'.encode()
+                             for i, c in enumerate(commands)))
+    done = subprocess.run([sys.executable, "scripts/replay_falkordb.py", str(log), "--bisect"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "deleted nodes in label scans {'B': [0]}" in done.stdout
+    assert done.stdout.rstrip().endswith(f"it goes wrong with command 3:\nGRAPH.QUERY neo4j {commands[3]}")

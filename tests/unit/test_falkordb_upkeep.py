@@ -24,6 +24,7 @@ NAMES = st.text(st.characters(exclude_characters="`", exclude_categories=("Cs", 
     ("UNWIND $rows AS r CREATE (n) SET n = r", {"rows": [{"k1": 1}, {"k2": {"inner": 2}}]}, {"k1", "k2", "inner"}),
     ("CALL db.idx.fulltext.createNodeIndex('Doc', 'body')", {}, {"Doc", "body"}),
     ("CREATE (n) // :NotThis\nSET n.`with space` = 1 /* :NorThis */", {}, {"with space"}),
+    ("CREATE (n {key /* a comment */ : 1, `quoted key`: $v})", {"v": 2}, {"key", "quoted key"}),
 ])
 def test_the_names_a_write_may_add_are_found(query, params, added):
     assert added <= written_names(query, params)
