@@ -25,6 +25,7 @@ SHAPES = {
     "nested NOT (refused early)": lambda n: "RETURN " + "NOT " * (n // 4) + "true",
     "explain create ... indexes": lambda n: "explain " + "create " * (n // 7) + "indexes",
     "long string, then /* /* ...": lambda n: "RETURN '" + "x" * 4096 + "' " + "/* " * ((n - 4200) // 3),
+    "path of named relationships": lambda n: "MATCH ()" + "".join(f"-[r{i}]->()" for i in range(n // 14)),
 }
 
 

@@ -16,6 +16,7 @@ FalkorDB's parser and planner have costs that its query timeout does not cover (
 | an arrow of many dashes, `(a)-----...->(b)` | parsed as a chain of signs: 1,000 dashes kept both worker threads busy for over 10 minutes, past any timeout (found by the fuzz suite) |
 | a string, quoted name or comment left open | it hides the rest from a scan, not from FalkorDB: after an earlier syntax error, 20 open brackets behind it take ~4.7 s, 30 more than any timeout (found by the fuzz suite) |
 | an aggregate in a list comprehension (`[x IN l WHERE count(*) > 0]`) | crashes the server (Neo4j refuses it) |
+| one relationship variable twice in a path, `()-[r]->()-[r]->()`, once `r` is bound (`WITH r`, `UNWIND ... AS r`) | crashes the planner (unbound, FalkorDB refuses it itself; Neo4j always does; found by the fuzz suite) |
 
 Each check here is one pass over the text (or the parameters) and stops at the first limit
 crossed, so refusing a query never costs more than reading it. The limits sit well inside what
@@ -129,6 +130,7 @@ class _Frame:
     signs: int = 0          # `-`/`+`: their operand ends at the next binary operator
     nots: int = 0           # NOT: its operand (a comparison) ends at AND/OR/XOR or a separator
     commas: int = 0
+    path: set[str] | None = None    # the relationship variables of the path pattern going on here
 
 
 class _Scan:
@@ -145,6 +147,7 @@ class _Scan:
         self.undirected = 0                   # undirected relationships matched in this query part
         self.left_arrow = False               # the current relationship began with `<-`
         self.operand_expected = True          # a `-`/`+` here is a sign
+        self.relationship_in: _Frame | None = None   # just after `)-[`: the frame of its path
 
     def open(self, kind: str, start: int) -> str | None:
         self.stack.append(_Frame(kind, start))
@@ -237,6 +240,28 @@ class _Scan:
                     "a direction, or use one variable-length relationship such as -[*12]-.")
         return None
 
+    def relationship_start(self, before: tuple[str, str]) -> None:
+        """A `[` (not yet open): after `)-` or `)<-` it holds a relationship of the path going
+        on at this level, whose variable comes next; anything else here ends that path."""
+        frame = self.stack[-1]
+        if before[0] == ")" and before[1] in ("-", "<-"):
+            self.relationship_in = frame
+        else:
+            frame.path = None
+
+    def relationship_variable(self, name: str, query: str, start: int) -> str | None:
+        """The variable of the relationship just opened: once per path."""
+        frame, self.relationship_in = self.relationship_in, None
+        if frame is None or not name:
+            return None
+        if frame.path is None:
+            frame.path = set()
+        elif name in frame.path:
+            return (f"Cannot use the same relationship variable '{name}' for multiple relationships "
+                    f"{position(query, start)}")
+        frame.path.add(name)
+        return None
+
     def _part(self) -> str | None:
         self.parts += 1
         if self.parts > MAX_READING_PARTS:
@@ -259,7 +284,7 @@ def _scan(query: str) -> str | None:
     """What is wrong with `query` for FalkorDB, or None: one pass over its tokens."""
     scan = _Scan()
     name_next = False               # after `.` or a label's `:` a word is a name, not a keyword
-    prev_word = prev_kind = prev_text = ""
+    prev_word = prev_kind = prev_text = before_prev = ""
     for token in _TOKENS.finditer(query):
         kind = token.lastgroup
         if kind is None:
@@ -272,6 +297,13 @@ def _scan(query: str) -> str | None:
                 continue
         word = text.upper() if kind == "word" and not name_next else ""
         problem = None
+        if scan.relationship_in is not None:
+            named = kind == "word" or kind == "string" and text.startswith("`")
+            problem = scan.relationship_variable(text.strip("`") if named else "", query, token.start(kind))
+        if kind not in ("open", "close", "sign", "arrow"):
+            scan.stack[-1].path = None
+        if problem:
+            return problem
         if word:
             problem = _word(scan, word, prev_word, token.start(kind))
             scan.operand_expected = word in _OPERAND_EXPECTED
@@ -280,6 +312,8 @@ def _scan(query: str) -> str | None:
                 return ("Can't use aggregating expressions inside of expressions executing over "
                         f"lists ({prev_word.lower()}() inside a list comprehension, list predicate "
                         "or reduce); aggregate first, then iterate over the result")
+            if text == "[":
+                scan.relationship_start((before_prev, prev_text))
             problem = (text == "(" and scan.relationship_end(prev_kind, prev_text)) or \
                 scan.open(text, token.start(kind))
             scan.operand_expected = True
@@ -304,7 +338,7 @@ def _scan(query: str) -> str | None:
         if problem:
             return problem
         name_next = text == "." or text == ":" and scan.stack[-1].kind != "{"   # `{a: NOT x}`
-        prev_word, prev_kind, prev_text = word, kind, text
+        prev_word, prev_kind, prev_text, before_prev = word, kind, text, prev_text
     return _unclosed_case(query, scan)
 
 

@@ -53,6 +53,8 @@ def _still_serving(driver) -> None:
     ("MATCH (), r== ()-[*]-(), (r)'\nRETURN r" + "(" * 266, "string literal"),      # hangs (fuzz)
     ("MATCH (a) WHERE NOT (n)" + "-" * 1000 + ">(b) RETURN avg(n.age)", "levels"),  # 10+ min (fuzz)
     ("MATCH ()" + "-[]-()" * 12 + " RETURN 1 LIMIT 1", "direction"),                # minutes (fuzz)
+    ("UNWIND [1] AS r MATCH ()-[r]->()-[r]->() RETURN 1", "same relationship variable"),  # segfault
+    ("MATCH ()-[r]->() WITH r MATCH (a) WHERE (a)-[r]->()<-[r]-() RETURN a", "same relationship variable"),
 ])
 def test_what_would_crash_or_wedge_falkordb_is_refused(driver, query, words):
     error = _error(driver, query)

@@ -151,7 +151,8 @@ def test_at_each_limit_the_query_passes(query):
     ("RETURN range(0, " + "9" * 18_000 + ")", "range"),       # past Python's digit limit (fuzz)
     ("MATCH ()" + "-[]-()" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN 1", "direction"),   # wedged (fuzz)
     ("MATCH p = (a)" + "--(b)" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN p", "direction"),
-    ("OPTIONAL MATCH ()<-[]-()" + "-[r]-()" * (MAX_UNDIRECTED_HOPS + 1) + " RETURN 1", "direction"),
+    ("OPTIONAL MATCH ()<-[]-()" + "".join(f"-[r{i}]-()" for i in range(MAX_UNDIRECTED_HOPS + 1)) + " RETURN 1",
+     "direction"),
     ("MATCH (a)" + "-[]-()" * 6 + ", (a)" + "-[]-()" * 6 + " RETURN 1", "direction"),     # minutes too
     ("MATCH (a)" + "-[]-()" * 6 + " MATCH (a)" + "-[]-()" * 6 + " RETURN 1", "direction"),
     ("x" * (MAX_QUERY_CHARS + 1), "characters"),
@@ -163,6 +164,11 @@ def test_at_each_limit_the_query_passes(query):
     ("MATCH (n) RETURN reduce(s = 0, x IN [1] | s + sum(x))", "aggregating"),
     ("MATCH (a) WHERE NOT (n)" + "-" * 1000 + ">(b) RETURN 1", "levels deep"),  # ran 10+ minutes
     ("MATCH (a)<" + "-" * (MAX_NESTING + 3) + "(b) RETURN 1", "levels deep"),
+    # found by the fuzz suite: a bound relationship variable twice in one path crashes the planner
+    ("MATCH (a)-[r:T]->() WITH r, a MATCH (a)-[r:T]->(b)-[r:T]->() RETURN a", "variable 'r'"),
+    ("UNWIND $rels AS r MATCH p = ()<-[r]-()-[]->()<-[r*]-() RETURN p", "variable 'r'"),
+    ("WITH $r AS r MATCH ()-[`r`]->()-[r]->() RETURN 1", "variable 'r'"),
+    ("MATCH ()-[r]->() WITH r MATCH (a) WHERE exists((a)-[r]->()-[r]->()) RETURN a", "variable 'r'"),
 ])
 def test_past_each_limit_the_query_is_refused(query, words):
     assert words in (refused(query) or "")
@@ -190,6 +196,9 @@ def test_range_parameters_are_checked_and_others_left_to_the_timeout():
     "MATCH (a)-[:R]->(b)<--(c)--(d)<-[:S*1..3]-(e) RETURN a",
     "RETURN [x IN range(1, 10) WHERE NOT x % 2 = 0 | -x] AS odd",
     "MATCH (n) RETURN collect([x IN n.list | x.count]) AS c, [x IN [1] | x] + count(*) AS d",
+    "MATCH ()-[r]->() WITH r MATCH (a)-[r]->(b), (b)-[r]->(c) MATCH (c)-[r]->() RETURN a",
+    "MATCH (a)-[r]->(b)-[R]->(c)<-[:r]-(d)-[`r `]-() RETURN [(a)-[r]->() | r], [(b)-[r]->() | r]",
+    "MATCH (n {x: [1]})-[r]->(m) RETURN (n.x)-[r][0] AS y, (m.y) - [r][0] AS z",
 ])
 def test_strings_comments_names_and_patterns_do_not_count(query):
     assert refused(query) is None
