@@ -501,14 +501,17 @@ class FalkorDBBackend(Backend):
                              tx: FalkorDBTransaction | None) -> list[str]:
         """Run a write (with the writer lock held) and end it at `timeout`, as Neo4j does:
         FalkorDB stops a query only while it reads, so past the timeout (and a grace for
-        FalkorDB's own error) the proxy undoes the write with `ServerPair.abort_write`."""
+        FalkorDB's own error) the proxy undoes the write with `ServerPair.abort_write`. The
+        timeout also covers waiting for the replica that makes this possible (`write_mark`)."""
         held = tx is not None and tx.holds_replica
-        mark = None if held else await self.pair.write_mark()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout + TIMEOUT_GRACE
+        mark = None if held else await self.pair.write_mark(within=timeout)
         reply = asyncio.ensure_future(stream.query(*args))
         reply.add_done_callback(lambda done: done.cancelled() or done.exception())   # read here or by the caller
         try:
             try:
-                return await asyncio.wait_for(asyncio.shield(reply), timeout + TIMEOUT_GRACE)
+                return await asyncio.wait_for(asyncio.shield(reply), deadline - loop.time())
             except asyncio.TimeoutError:
                 pass
             old = self.pair.primary.name

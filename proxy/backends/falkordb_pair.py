@@ -372,13 +372,27 @@ class ServerPair:
 
     # ------------------------------------------------------------------ writes past their timeout
 
-    async def write_mark(self) -> int:
-        """Where the primary's replication stream is before an auto-commit write (see `abort_write`)."""
+    async def write_mark(self, within: float) -> int:
+        """Where the primary's replication stream is before an auto-commit write (see
+        `abort_write`), once the replica has applied all of it: only a replica in sync can undo
+        a write that runs past its timeout (one still re-syncing cannot while the write holds
+        the primary, and the write then runs to its end). A replica running or restarting is
+        waited for, up to `within` seconds, then the write is refused as retryable; a stopped
+        one is not (the watchdog restarts it)."""
         try:
             replication = await self._control[self._primary].info("replication")
         except RedisError as exc:
             raise unavailable(f"The embedded database did not answer: {exc}") from None
-        return replication["master_repl_offset"]
+        mark = replication["master_repl_offset"]
+        restarting = self._restarting is not None and not self._restarting.done()
+        if not (self.replica.running or restarting):
+            return mark
+        deadline = asyncio.get_running_loop().time() + within
+        if not await self._replica_at(mark, lambda: asyncio.get_running_loop().time() > deadline):
+            raise unavailable(f"The embedded database's replica, which undoes a write that runs past its "
+                              f"timeout, did not catch up within {within:g} s (it re-syncs after a big "
+                              "write, a restart or a rollback). Retry the write.")
+        return mark
 
     async def abort_write(self, mark: int | None, reply: asyncio.Future) -> bool:
         """Undo a write the primary is still busy with: FalkorDB checks a query's timeout only
@@ -390,7 +404,7 @@ class ServerPair:
         the write, or part of the stream after it, is committed: let it finish)."""
         if mark is not None:
             self._relay.hold()
-            if not await self._replica_at(mark, reply):
+            if not await self._replica_at(mark, reply.done):
                 self._relay.release()
                 return False
         log.warning("a write ran past its timeout: the replica, without it, becomes the embedded "
@@ -398,23 +412,23 @@ class ServerPair:
         await self.promote(kill_old=True)
         return True
 
-    async def _replica_at(self, mark: int, reply: asyncio.Future) -> bool:
+    async def _replica_at(self, mark: int, give_up: Callable[[], bool]) -> bool:
         """Wait until the replica has read and applied the primary's stream up to `mark`
-        (True), gone past it or `reply` is done (False). The replica may be busy applying an
+        (True), gone past it or `give_up()` (False). The replica may be busy applying an
         earlier big write: each look is bounded, and it looks again."""
         client = self._control[_other(self._primary)]
-        while not reply.done():
+        while not give_up():
             try:
                 replication = await asyncio.wait_for(client.info("replication"), WATCH_TIMEOUT)
             except (RedisError, OSError, asyncio.TimeoutError):
                 await asyncio.sleep(0.05)
                 continue
-            applied = replication.get("slave_repl_offset", -1)
-            if applied > mark:
-                return False
-            if applied == mark == replication.get("slave_read_repl_offset") and \
-                    replication.get("master_link_status") == "up":
-                return True
+            if replication.get("master_link_status") == "up":    # else its offsets are its own
+                applied = replication.get("slave_repl_offset", -1)
+                if applied > mark:
+                    return False
+                if applied == mark == replication.get("slave_read_repl_offset"):
+                    return True
             await asyncio.sleep(0.005)
         return False
 

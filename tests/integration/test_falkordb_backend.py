@@ -355,3 +355,22 @@ async def test_rollback_of_a_transaction_that_changed_nothing_keeps_the_primary(
     await tx.rollback()
     assert clean.pair.primary.name != primary                                   # the replica took over
     assert await rows(clean, "MATCH (n:Once) RETURN n.k") == [[1]]
+
+
+async def test_a_write_waits_for_a_restarting_replica(clean):
+    """After an abort the old primary restarts and re-syncs as the replica. A write sent
+    meanwhile could not be undone at its timeout (the replica cannot sync while the write holds
+    the primary: the long fuzz's `MATCH () CREATE () WITH * MATCH () CREATE ()` then ran 20 s,
+    committed); now it waits until the replica is in sync."""
+    await rows(clean, "CREATE (:Before)")
+    await rows(clean, "CREATE (:Synced)")            # starts once the replica has `Before`
+    old = clean.pair.primary.name
+    await clean.pair.promote(kill_old=True)          # what an abort does
+    await rows(clean, "CREATE (:After)")
+    client = clean.pair.replica.client()
+    try:
+        replication = await client.info("replication")
+    finally:
+        await client.aclose()
+    assert clean.pair.replica.name == old and replication.get("master_link_status") == "up"
+    assert await rows(clean, "MATCH (n) RETURN labels(n)[0] AS l ORDER BY l") == [["After"], ["Before"], ["Synced"]]
