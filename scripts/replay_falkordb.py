@@ -146,7 +146,8 @@ def replay(commands: list[list[bytes]], upto: int, skip: set[int]) -> str | None
     return None
 
 
-def deleted_nodes_in_label_scans(client: redis.Redis, key: bytes) -> dict[str, list[int]]:
+def deleted_nodes_in_label_scans(client: redis.Redis, key: bytes | str) -> dict[str, list[int]]:
+    """Per label: up to 5 ids its scan returns that are no node with that label (deleted nodes)."""
     carried: dict[str, set[int]] = {}
     for node, labels in client.execute_command("GRAPH.RO_QUERY", key, "MATCH (n) RETURN id(n), labels(n)")[1]:
         for label in labels.decode().strip("[]").split(", "):

@@ -55,7 +55,9 @@ INT64_MAX = 2**63 - 1
 #: Longer query texts get a smaller scan cache (the session and the backend both check a query).
 _LONG_QUERY_CHARS = 65_536
 
-_TOKENS = re.compile(r"""          # possessive whitespace and an optional token: never backtracks
+#: One lexeme per match (None for trailing whitespace), for every scan of a query's text here and
+#: in falkordb_upkeep.py.
+TOKENS = re.compile(r"""           # possessive whitespace and an optional token: never backtracks
     \s*+(?:
       (?P<string>'[^'\\]*+(?:\\.[^'\\]*+)*+'?|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|`[^`]*+`?)
     | (?P<comment>//[^\n]*+|/\*[^*]*+(?:\*(?!/)[^*]*+)*+(?:\*/)?)
@@ -285,7 +287,7 @@ def _scan(query: str) -> str | None:
     scan = _Scan()
     name_next = False               # after `.` or a label's `:` a word is a name, not a keyword
     prev_word = prev_kind = prev_text = before_prev = ""
-    for token in _TOKENS.finditer(query):
+    for token in TOKENS.finditer(query):
         kind = token.lastgroup
         if kind is None:
             continue

@@ -13,27 +13,20 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
+
+from proxy.backends.falkordb_guards import TOKENS
 
 #: Statements that may delete nodes, and ones that may create them (growing the node table).
 DELETES = re.compile(r"(?<![\w.$`])DELETE(?![\w`])", re.I)
 CREATES = re.compile(r"(?<![\w.$`])(?:CREATE|MERGE)(?![\w`])", re.I)
 
-#: A write whose text is longer (or whose parameters hold more items) is not scanned for names:
-#: it just marks the replica unverified, which costs one comparison (about a millisecond).
+#: A longer write text (or parameters with more items) is not scanned for names: the primary's
+#: names are read before the write and compared after it, as for a write naming a new one.
 MAX_SCANNED_CHARS = 65_536
 MAX_SCANNED_ITEMS = 10_000
-
-_TOKENS = re.compile(r"""          # one lexeme per match, possessive: linear in the text
-      (?P<string>'(?:[^'\\]++|\\.)*+'?|"(?:[^"\\]++|\\.)*+"?)
-    | `(?P<quoted>[^`]*+)`?
-    | //[^\n]*+ | /\*(?:[^*]++|\*(?!/))*+(?:\*/)?
-    | \$\s*+(?:\w++|`[^`]*+`?)
-    | \d[\w.]*+
-    | (?P<word>[^\W\d]\w*+)
-    | (?P<mark>\S)
-    """, re.VERBOSE | re.DOTALL)
 _OPENERS = {"(": ")", "[": "]", "{": "}"}
+_SKIPPED = frozenset(("comment", "param", "number"))
 
 
 def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
@@ -48,7 +41,7 @@ def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
     budget = [MAX_SCANNED_ITEMS]
     if not all(_parameter_keys(value, names, budget) for value in (params or {}).values()):
         return None
-    lexemes = [(m.lastgroup, m.group(m.lastgroup)) for m in _TOKENS.finditer(text) if m.lastgroup]
+    lexemes = list(_lexemes(text))
     words = {value.upper() for kind, value in lexemes if kind == "word"}
     if "LOAD" in words:
         return None
@@ -72,11 +65,27 @@ def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
         in_map = bool(brackets) and brackets[-1] == "{"
         following = lexemes[i + 1][1] if i + 1 < len(lexemes) else ""
         label = previous == ":" and not in_map
-        if label or previous == "." or (previous == "|" and type_list) or (in_map and following == ":"):
+        if label or previous in (".", "..") or (previous == "|" and type_list) or (in_map and following == ":"):
             names.add(value)
         type_list = label or (previous == "|" and type_list)
         previous = "name"
     return names
+
+
+def _lexemes(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, text) of each lexeme that matters here (`falkordb_guards.TOKENS`): a string, a
+    quoted name (its text, without backticks), a word, or a mark (any other symbol)."""
+    for match in TOKENS.finditer(text):
+        kind = match.lastgroup
+        if kind is None or kind in _SKIPPED:
+            continue
+        value = match.group(kind)
+        if kind == "string" and value.startswith("`"):
+            yield "quoted", value[1:-1] if len(value) > 1 and value.endswith("`") else value[1:]
+        elif kind in ("string", "word"):
+            yield kind, value
+        else:
+            yield "mark", value
 
 
 def _parameter_keys(value: Any, names: set[str], budget: list[int]) -> bool:

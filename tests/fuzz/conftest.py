@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from proxy.backends.falkordb_pair import NAMES
+from proxy.backends.falkordb_pair import NAMES, primary_address
 from tests.fuzz.report import LOG, QUERY_TIMEOUT, REPORTS
 from tests.harness import NO_LOCKOUT, ProxyProcess
 
@@ -39,7 +39,7 @@ def pytest_terminal_summary(terminalreporter):
 def _record_commands(root: Path, path: str) -> None:
     """Append what each embedded server receives (Redis MONITOR) to `path.a` and `path.b`, for
     scripts/replay_falkordb.py; daemon threads, following the servers through restarts."""
-    password = (root / "auth").read_text().strip()
+    password = primary_address(root)[1]
 
     def record(name: str) -> None:
         with open(f"{path}.{name}", "ab") as out:
