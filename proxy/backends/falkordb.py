@@ -25,6 +25,7 @@ import hmac
 import itertools
 import logging
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
-from proxy.backends.falkordb_errors import TIMED_OUT, error_from_reply
+from proxy.backends.falkordb_errors import COMPILE_TIME, TIMED_OUT, error_from_reply
 from proxy.backends.falkordb_guards import check_query
 from proxy.backends.falkordb_guards import code_only as _code_only
 from proxy.backends.falkordb_pair import ServerPair, name_tables
@@ -43,7 +44,7 @@ from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb_params import inline_params, lift_long_strings, placeholders
 from proxy.backends.falkordb_tx import FalkorDBTransaction, WriteAborted
-from proxy.backends.falkordb_upkeep import CONSTRAINED_KEYS, CREATES, DELETES, touch_query, written_names
+from proxy.backends.falkordb_upkeep import CONSTRAINED_KEYS, CREATES, DELETES, sweep_query, touch_query, written_names
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
 )
@@ -55,6 +56,8 @@ _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
 SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
 READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
 TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query is ended by the proxy
+CRASH_LIMIT = 2                        # crashes of the database after which a statement is refused
+_CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 #: The bookmarks `next_bookmark` issues.
@@ -152,9 +155,18 @@ class _Endpoint:
             retry=Retry(NoBackoff(), 0))     # never re-send: a retried CREATE would run twice
         self.client = aioredis.Redis(connection_pool=pool)
         self.idle: list[ReplyStream] = []
+        self._pid = server.pid
+
+    async def _drop_stale(self) -> None:
+        """Forget connections to an earlier process of the server (a rollback or an aborted
+        write restarts the old primary as a new process)."""
+        if self.server.pid != self._pid:
+            self._pid = self.server.pid
+            await self.reset()
 
     async def call(self, *args: Any) -> Any:
         """One RESP command; every failure becomes a `CypherError`."""
+        await self._drop_stale()
         try:
             reply = await self.client.execute_command(*args)
         except ResponseError as exc:
@@ -166,6 +178,7 @@ class _Endpoint:
         return reply
 
     async def stream(self) -> ReplyStream:
+        await self._drop_stale()
         if self.idle:
             return self.idle.pop()
         try:
@@ -278,6 +291,8 @@ class FalkorDBBackend(Backend):
         self._graphs: dict[str, _Graph] = {}
         self._bookmarks = itertools.count(1)
         self._started = False
+        #: How often each statement (by its text with parameters) ended with the server crashing.
+        self._crashes: OrderedDict[int, int] = OrderedDict()
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -289,6 +304,7 @@ class FalkorDBBackend(Backend):
         self._endpoints = {s.name: _Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
         await self._apply_limits()
         await self._drop_old_snapshots()
+        await self._sweep_touch_nodes()
 
     async def stop(self) -> None:
         if not self._started:
@@ -339,6 +355,19 @@ class FalkorDBBackend(Backend):
         for key in await self._primary().call("GRAPH.LIST"):
             if key.decode().startswith(SNAPSHOT_PREFIX):
                 await self._primary().call("GRAPH.DELETE", key)
+
+    async def _sweep_touch_nodes(self) -> None:
+        """Delete any node of the proxy's own that a crash left (`falkordb_upkeep.sweep_query`):
+        a client must never see or count one."""
+        primary = self._primary()
+        for key in await primary.call("GRAPH.LIST"):
+            labels = _column(await primary.call("GRAPH.RO_QUERY", key, "CALL db.labels()"))
+            query = sweep_query(labels)
+            if query:
+                reply = await primary.call("GRAPH.QUERY", key, query)
+                if any(line.startswith(b"Nodes deleted") for line in reply[-1]):
+                    log.warning("removed a node the proxy had left in graph %r (a crash while it grew the "
+                                "label matrices)", key.decode())
 
     async def _on_restart(self) -> None:
         for endpoint in self._endpoints.values():
@@ -450,6 +479,8 @@ class FalkorDBBackend(Backend):
         """Send one statement to the server it belongs on (see the module docstring)."""
         if graph.system and statement.may_write:
             raise _not_a_system_command(statement)
+        if self._crashes.get(hash(statement.text), 0) >= CRASH_LIMIT:
+            raise _crashes_the_database()
         await self._ready()
         if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
             await self._apply_limits()                          # a restart or a promotion
@@ -477,13 +508,13 @@ class FalkorDBBackend(Backend):
         try:
             bound = timeout or self.query_timeout
             if statement.may_write and bound:
-                names = await self._bounded_write(stream, args, bound, tx)
+                names = await self._bounded_write(stream, args, bound, tx, statement)
             elif bound:
                 names = await read_within(stream, args, bound)
             else:
                 names = await stream.query(*args)
         except (OSError, asyncio.IncompleteReadError, ReplyCut) as exc:
-            raise unavailable(f"Lost the embedded FalkorDB: {exc!r}") from None
+            raise await self._lost(endpoint, statement, exc) from None
         except CypherError as exc:
             if graph.system and exc.code == ACCESS_MODE:
                 raise _not_a_system_command(statement) from None
@@ -498,7 +529,7 @@ class FalkorDBBackend(Backend):
         return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx, names_before)
 
     async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
-                             tx: FalkorDBTransaction | None) -> list[str]:
+                             tx: FalkorDBTransaction | None, statement: _Statement) -> list[str]:
         """Run a write (with the writer lock held) and end it at `timeout`, as Neo4j does:
         FalkorDB stops a query only while it reads, so past the timeout (and a grace for
         FalkorDB's own error) the proxy undoes the write with `ServerPair.abort_write`. The
@@ -514,10 +545,15 @@ class FalkorDBBackend(Backend):
                 return await asyncio.wait_for(asyncio.shield(reply), deadline - loop.time())
             except asyncio.TimeoutError:
                 pass
-            old = self.pair.primary.name
+            except CypherError as exc:
+                if statement.creates and exc.code not in COMPILE_TIME:      # ids undone: realign
+                    if held:
+                        self.pair.ids_undone = True          # (the transaction's end does it)
+                    else:
+                        await self.pair.discard_failed_write(mark)
+                raise
             if not await self.pair.abort_write(mark, reply):
                 return await reply                          # it reached the replica: committed
-            await self._endpoints[old].reset()
             self.forget_schemas()
             raise WriteAborted(f"The transaction has been terminated and rolled back: a write ran past "
                                f"its timeout of {timeout:g} s. The embedded FalkorDB cannot stop a "
@@ -528,6 +564,26 @@ class FalkorDBBackend(Backend):
             if not reply.done():
                 reply.cancel()
                 await asyncio.gather(reply, return_exceptions=True)
+
+    async def _lost(self, endpoint: _Endpoint, statement: _Statement, exc: BaseException) -> CypherError:
+        """The connection broke mid-statement. If the server crashed, the statement is counted:
+        one that crashed it `CRASH_LIMIT` times is refused from then on, rather than retried by
+        the driver into a restart loop that stops everyone's work (a FalkorDB bug it hits)."""
+        for _ in range(50):                   # the exit is seen within milliseconds of the cut
+            if endpoint.server.crashed:
+                key = hash(statement.text)
+                self._crashes[key] = self._crashes.pop(key, 0) + 1
+                while len(self._crashes) > _CRASHES_KEPT:
+                    self._crashes.popitem(last=False)
+                if self._crashes[key] >= CRASH_LIMIT:
+                    log.error("a statement crashed the embedded FalkorDB %d times; it is refused from now on",
+                              CRASH_LIMIT)
+                    return _crashes_the_database()
+                break
+            if not endpoint.server.running:
+                break
+            await asyncio.sleep(0.01)
+        return unavailable(f"Lost the embedded FalkorDB: {exc!r}")
 
     # ------------------------------------------------------------------ FalkorDB's bookkeeping
 
@@ -569,9 +625,9 @@ class FalkorDBBackend(Backend):
     async def _grow_label_matrices(self, graph: _Graph) -> None:
         primary = self._primary()
         try:
-            labels = await primary.call("GRAPH.RO_QUERY", graph.key, "CALL db.labels()")
-            keys = await primary.call("GRAPH.RO_QUERY", graph.key, CONSTRAINED_KEYS)
-            query = touch_query((row[0].decode() for row in labels[1]), (row[0].decode() for row in keys[1]))
+            tables = [_column(await primary.call("GRAPH.RO_QUERY", graph.key, query))
+                      for query in ("CALL db.labels()", CONSTRAINED_KEYS, "CALL db.propertyKeys()")]
+            query = touch_query(*tables)
             if query:
                 await primary.call("GRAPH.QUERY", graph.key, query)
         except CypherError as exc:
@@ -628,6 +684,12 @@ class FalkorDBBackend(Backend):
         the background, see `db.constraints()` for their status)."""
         graph = await self._graph(database)
         await self._ready()
+        if not self._writer.locked():      # (a schema transaction that wrote holds it: its hold rebuilt)
+            await self.acquire_writer(None)
+            try:
+                await self.pair.rebuild_loaded_indexes(self.query_timeout)    # before the replica applies it
+            finally:
+                self.release_writer()
         await self._primary().call("GRAPH.CONSTRAINT", action, graph.key, kind, entity, label, "PROPERTIES",
                                    len(properties), *properties)
         self.note_write(graph.name)
@@ -649,6 +711,19 @@ async def read_within(stream: ReplyStream, args: list, timeout: float) -> list[s
     except asyncio.TimeoutError:
         raise CypherError(TIMED_OUT, f"The transaction has been terminated: the query ran past its "
                           f"timeout of {timeout:g} s.") from None
+
+
+def _column(reply: list) -> list[str]:
+    """The first column of a (non-compact) FalkorDB reply's rows."""
+    return [row[0].decode() for row in reply[1]]
+
+
+def _crashes_the_database() -> CypherError:
+    return CypherError("Neo.DatabaseError.Statement.ExecutionFailed",
+                       f"This statement crashed the embedded FalkorDB {CRASH_LIMIT} times (a bug of the "
+                       "database, which restarted each time), so the proxy no longer runs it: retrying "
+                       "cannot succeed. Write it another way (split it, or avoid the construct it "
+                       "crashes on), or run it against Neo4j (--upstream).")
 
 
 def _not_a_system_command(statement: _Statement) -> CypherError:

@@ -28,6 +28,8 @@ ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
 EXTERNAL = "Neo.ClientError.Statement.ExternalResourceFailed"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 PARAMETER_MISSING = "Neo.ClientError.Statement.ParameterMissing"
+#: Errors a statement gets before it runs (so before it can have written anything).
+COMPILE_TIME = frozenset((SYNTAX, SEMANTIC, PARAMETER_MISSING))
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 PROCEDURE_NOT_FOUND = "Neo.ClientError.Procedure.ProcedureNotFound"
 PROCEDURE_FAILED = "Neo.ClientError.Procedure.ProcedureCallFailed"

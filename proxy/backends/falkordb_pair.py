@@ -40,7 +40,8 @@ from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.errors import unavailable
+from proxy.backends.falkordb_upkeep import SINGLE_FIELD_INDEXES, SINGLE_FIELD_UNIQUE, rebuild_commands
+from proxy.errors import CypherError, unavailable
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -59,6 +60,13 @@ BUSY_LIMIT = 600.0            # seconds a busy server may stay silent before it 
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
 #: A graph's names, each table in id order: what effects refer to by id (falkordb_upkeep.py).
 NAME_TABLES = ("CALL db.labels()", "CALL db.relationshipTypes()", "CALL db.propertyKeys()")
+#: Seconds a start waits for the replica to apply the rebuilt indexes (`rebuild_loaded_indexes`)
+#: before it serves anyway (the next write waits for it again).
+START_REBUILD_TIMEOUT = 60.0
+#: Seconds after the last index or constraint is built before its re-issue is surely replicated.
+SCHEMA_SETTLE = 0.05
+#: Seconds a failed write waits for the replica to reach the stream before it (`discard_failed_write`).
+DISCARD_WAIT = 5.0
 
 
 class RolesJournal:
@@ -125,6 +133,10 @@ async def name_tables(client, keys: list) -> list[list[bytes]]:
     return [[row[0] for row in reply[1]] for reply in await pipeline.execute()]   # not the timing stats
 
 
+def _names(rows: list) -> list[tuple[str, ...]]:
+    return [tuple(cell.decode() for cell in row) for row in rows]
+
+
 def _migrate_single_server_layout(root: Path) -> None:
     """Data directories from before the pair kept one server's files in `root` itself."""
     old = root / "appendonlydir"
@@ -165,6 +177,13 @@ class ServerPair:
         self._watchdog: asyncio.Task | None = None
         self._cpu_seen: dict[str, tuple] = {}   # per server: (pid, when, CPU seconds) at the last look
         self._restarting: asyncio.Task | None = None
+        #: The held replica restarted on its own files, unlinked: it re-syncs at COMMIT.
+        self._replica_detached = False
+        #: A server loaded a graph since the last `rebuild_loaded_indexes`.
+        self._loaded = True
+        #: A write in the held transaction failed after creating entities (`discard_failed_write`):
+        #: its end must realign the servers' reusable ids.
+        self.ids_undone = False
 
     # ------------------------------------------------------------------ roles
 
@@ -214,7 +233,7 @@ class ServerPair:
             self._primary = _other(self._primary)
             self._journal.save(self._primary, False)
             await self.primary.start(progress)
-        await self.replica.start()
+        await self.replica.start(fresh=True)          # it syncs in full: see `_resync_fresh`
         await self._close_control()
         self._control = {name: server.client(db=SYNC_DB) for name, server in self._servers.items()}
         self._graphs = {name: server.client() for name, server in self._servers.items()}
@@ -227,18 +246,89 @@ class ServerPair:
         self._relay = Relay(self.primary.socket_path)
         self._relay_port = await self._relay.start()
         await self._replicate(self.replica)
+        try:
+            await self.rebuild_loaded_indexes(START_REBUILD_TIMEOUT)
+        except CypherError as exc:
+            log.warning("the embedded database's replica has not applied its rebuilt indexes yet (%s); "
+                        "the next write waits for it", exc.message)
         self.ready.set()
 
     async def _replicate(self, server: EmbeddedFalkorDB) -> None:
-        """Point `server` at the relay; it syncs in the background."""
+        """Point `server` at the relay; it syncs (and loads) in the background."""
         self._replica_durable = False
-        await self._control[server.name].execute_command("REPLICAOF", "127.0.0.1", self._relay_port)
+        self._loaded = True
+        await self._live(self._control, server.name).execute_command("REPLICAOF", "127.0.0.1", self._relay_port)
+
+    async def _resync_fresh(self, server: EmbeddedFalkorDB) -> None:
+        """Re-sync `server` from the primary in full, as a new process on empty files. FalkorDB
+        4.16 loads a full sync into a process that has held the graph before with its indexes
+        missing the loaded entities (`MATCH (n:L) WHERE n.k = $v` finds nothing, a scan finds
+        the node), and a unique constraint checked on such an index dereferences NULL
+        (EnforceUniqueEntity): after two rollbacks, the next violation crashed the primary. Even
+        a FLUSHALL or DEL first does not help; a new process loads the graph whole."""
+        self._loaded = True
+        await server.kill()
+        await server.start(fresh=True)
+        await self._replicate(server)
+
+    async def rebuild_loaded_indexes(self, timeout: float) -> None:
+        """After a server loaded a graph, rebuild the indexes a load leaves broken
+        (falkordb_upkeep.py) on the primary, and wait until both servers hold them built and the
+        replica has applied them. Call with the writer lock held, or before serving."""
+        if not self._loaded:
+            return
+        self._loaded = False                 # a load that begins meanwhile sets it again
+        client = self._live(self._graphs, self._primary)
+        try:
+            commands = []
+            for key in await client.execute_command("GRAPH.LIST"):
+                indexes = (await client.execute_command("GRAPH.RO_QUERY", key, SINGLE_FIELD_INDEXES))[1]
+                if indexes:
+                    unique = (await client.execute_command("GRAPH.RO_QUERY", key, SINGLE_FIELD_UNIQUE))[1]
+                    commands += rebuild_commands(key.decode(), _names(indexes), _names(unique))
+            for command in commands:
+                await client.execute_command(*command)
+            if commands:
+                await self._caught_up(timeout)
+                await self._schema_built(timeout)
+                await self._caught_up(timeout)       # what the servers' indexers replicated once built
+        except (RedisError, OSError) as exc:
+            self._loaded = True
+            raise unavailable(f"The embedded database did not answer while rebuilding its indexes: {exc}") from None
+        except CypherError:
+            self._loaded = True
+            raise
+        if commands:
+            log.info("rebuilt %d single-field index(es) after the embedded database loaded a graph",
+                     sum(command[-1].startswith("CREATE INDEX") for command in commands))
+
+    async def _schema_built(self, timeout: float, names: tuple[str, ...] = NAMES) -> None:
+        """Wait until every index and constraint is built on servers `names` (FalkorDB builds
+        them in the background; a write meanwhile would not be checked), and a moment more: a
+        server's indexer replicates a constraint again right after it is built (indexer.c), and
+        a replica loading then would enforce it on a loaded index (see `_resync_fresh`)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        clients = [self._live(self._graphs, name) for name in names]
+        while True:
+            pending = False
+            for client in clients:
+                for key in await client.execute_command("GRAPH.LIST"):
+                    for query in ("CALL db.indexes() YIELD status WHERE status <> 'OPERATIONAL' RETURN count(*)",
+                                  "CALL db.constraints() YIELD status WHERE status <> 'OPERATIONAL' RETURN count(*)"):
+                        pending = pending or (await client.execute_command("GRAPH.RO_QUERY", key, query))[1][0][0] > 0
+            if not pending:
+                await asyncio.sleep(SCHEMA_SETTLE)
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                raise unavailable(f"The embedded database's rebuilt indexes were not built within {timeout:g} s. "
+                                  "Retry the transaction.")
+            await asyncio.sleep(0.005)
 
     async def _wait_replica_durable(self, timeout: float) -> None:
         """After a full sync a replica writes its first append-only file in the background; until
         that ends, its files do not hold what it has applied, so a crash while it is held would
         recover from stale files. Wait for the sync and that first rewrite to finish."""
-        client = self._control[_other(self._primary)]
+        client = self._live(self._control, _other(self._primary))
         deadline = asyncio.get_running_loop().time() + timeout
         while True:
             replication = await client.info("replication")       # first: a finished sync has
@@ -269,6 +359,15 @@ class ServerPair:
             self._relay = None
         self._journal.close()
 
+    @staticmethod
+    def _live(clients: dict[str, Any], name: str) -> Any:
+        """Server `name`'s client in `clients` (`_control`, `_graphs`); none while the pair
+        restarts: a request that arrives then is told to retry."""
+        try:
+            return clients[name]
+        except KeyError:
+            raise unavailable("The embedded database is restarting. Retry the transaction.") from None
+
     async def _close_control(self) -> None:
         clients = [*self._control.values(), *self._graphs.values()]
         self._control, self._graphs = {}, {}
@@ -284,12 +383,13 @@ class ServerPair:
         if self._restarting is not None and not self._restarting.done():
             await asyncio.wait([self._restarting], timeout=timeout)     # after an aborted write
         await self._replica_synced(timeout)
+        await self.rebuild_loaded_indexes(timeout)
         replication = await self._caught_up(timeout)
         if not await self._replica_consistent():      # never roll back to (or read) a diverged replica
             await self._resync_replica()
             await self._replica_synced(timeout)
             replication = await self._caught_up(timeout)
-        self.names_lost = False
+        self.names_lost = self.ids_undone = False
         self._journal.save(self._primary, True)
         self._relay.hold()
         self.held = True
@@ -305,7 +405,7 @@ class ServerPair:
     async def _caught_up(self, timeout: float) -> dict:
         """Write once and wait until the replica has it (so everything before it); the primary's
         replication info."""
-        pipeline = self._control[self._primary].pipeline(transaction=False)
+        pipeline = self._live(self._control, self._primary).pipeline(transaction=False)
         pipeline.incr(SYNC_KEY).execute_command("WAIT", 1, max(1, int(timeout * 1000))).info("replication")
         try:
             _, synced, replication = await pipeline.execute()
@@ -332,43 +432,45 @@ class ServerPair:
             log.warning("the embedded database's replica could not start re-syncing: %s", exc)
 
     def release(self) -> None:
-        """COMMIT: the transaction's writes are the committed state; let the replica catch up."""
+        """COMMIT: the transaction's writes are the committed state; let the replica catch up
+        (one that restarted on its own files while held re-syncs in full, see `_restart_replica`)."""
         self._journal.save(self._primary, False)
         self._relay.release()
         self.held = False
+        if self._replica_detached or self.ids_undone:       # (a full sync carries the reusable ids)
+            self._replica_detached = self.ids_undone = False
+            self._replica_durable = False
+            self._restarting = asyncio.create_task(self._restart_old_primary())
 
     async def rollback(self, *, busy: bool = False) -> None:
         """ROLLBACK: if the primary has replicated nothing since the hold, the transaction
-        changed nothing (and nothing can be on its way to the replica): release. Otherwise
+        changed nothing (and nothing can be on its way to the replica): release. Otherwise, or
+        if a failed write left ids the replica never allocated (`discard_failed_write`),
         `promote`. `busy`: a statement is still running on the primary (its commit may hold
         the primary's main thread for minutes): promote without asking, and kill it."""
         if busy:
-            await self.promote(kill_old=True)
+            await self.promote()
             return
-        replication = await self._control[self._primary].info("replication")
-        if replication["master_repl_offset"] == self._held_at:
+        replication = await self._live(self._control, self._primary).info("replication")
+        if replication["master_repl_offset"] == self._held_at and not self.ids_undone:
             self.release()
         else:
             await self.promote()
 
-    async def promote(self, *, kill_old: bool = False) -> None:
-        """The held replica becomes the primary; the old primary re-syncs from it (`kill_old`:
-        after a restart in the background, which ends a write it is busy with)."""
+    async def promote(self) -> None:
+        """The held replica becomes the primary; the old primary is killed (which also ends a
+        write it may be busy with) and re-syncs from it in the background, as a new process
+        (`_resync_fresh`)."""
         old, new = self.primary, self.replica
         self._journal.save(new.name, False)
         self._primary, self.held = new.name, False
-        self.names_lost = False                      # the old primary re-syncs from the new one
+        self.names_lost = self.ids_undone = False    # the old primary re-syncs from the new one
+        self._replica_detached = False
         self._relay.redirect(new.socket_path)
-        await self._control[new.name].execute_command("REPLICAOF", "NO", "ONE")
-        if kill_old:
-            self._replica_durable = False
-            await old.kill()
-            self._restarting = asyncio.create_task(self._restart_old_primary())
-            return
-        try:
-            await self._replicate(old)
-        except (RedisError, OSError) as exc:
-            log.warning("the old primary could not start re-syncing (%s); the watchdog restarts it", exc)
+        await self._live(self._control, new.name).execute_command("REPLICAOF", "NO", "ONE")
+        self._replica_durable = False
+        await old.kill()
+        self._restarting = asyncio.create_task(self._restart_old_primary())
 
     # ------------------------------------------------------------------ writes past their timeout
 
@@ -379,15 +481,18 @@ class ServerPair:
         the primary, and the write then runs to its end). A replica running or restarting is
         waited for, up to `within` seconds, then the write is refused as retryable; a stopped
         one is not (the watchdog restarts it)."""
+        deadline = asyncio.get_running_loop().time() + within
+        if self._restarting is not None and not self._restarting.done():
+            await asyncio.wait([self._restarting], timeout=within)       # it will have loaded
+        await self.rebuild_loaded_indexes(max(0.1, deadline - asyncio.get_running_loop().time()))
         try:
-            replication = await self._control[self._primary].info("replication")
+            replication = await self._live(self._control, self._primary).info("replication")
         except RedisError as exc:
             raise unavailable(f"The embedded database did not answer: {exc}") from None
         mark = replication["master_repl_offset"]
         restarting = self._restarting is not None and not self._restarting.done()
         if not (self.replica.running or restarting):
             return mark
-        deadline = asyncio.get_running_loop().time() + within
         if not await self._replica_at(mark, lambda: asyncio.get_running_loop().time() > deadline):
             raise unavailable(f"The embedded database's replica, which undoes a write that runs past its "
                               f"timeout, did not catch up within {within:g} s (it re-syncs after a big "
@@ -409,14 +514,33 @@ class ServerPair:
                 return False
         log.warning("a write ran past its timeout: the replica, without it, becomes the embedded "
                     "database's primary, and the old primary (%s) restarts as the replica", self.primary.data_dir)
-        await self.promote(kill_old=True)
+        await self.promote()
         return True
+
+    async def discard_failed_write(self, mark: int) -> None:
+        """An auto-commit write failed on the primary after it may have created nodes or
+        relationships: FalkorDB undid them but keeps their ids for reuse, ids the replica never
+        allocated, so the next creation gets another id on each server (the replica then applied
+        an effect to a node it lacks and segfaulted in Effects_Apply). The replica, which the
+        failed write sent nothing (it is at `mark`), becomes the primary; if it is not there in
+        time, it re-syncs in full (a full sync carries the primary's reusable ids)."""
+        deadline = asyncio.get_running_loop().time() + DISCARD_WAIT
+        if self.replica.running and await self._replica_at(mark, lambda: asyncio.get_running_loop().time() > deadline):
+            log.info("a write failed after creating entities; the replica, without their ids, becomes the primary")
+            await self.promote()
+            return
+        if self._restarting is not None and not self._restarting.done():
+            await asyncio.wait([self._restarting])
+        try:
+            await self._resync_fresh(self.replica)
+        except (RedisError, OSError, RuntimeError) as exc:     # the watchdog restarts it
+            log.warning("the embedded database's replica could not re-sync after a failed write: %s", exc)
 
     async def _replica_at(self, mark: int, give_up: Callable[[], bool]) -> bool:
         """Wait until the replica has read and applied the primary's stream up to `mark`
         (True), gone past it or `give_up()` (False). The replica may be busy applying an
         earlier big write: each look is bounded, and it looks again."""
-        client = self._control[_other(self._primary)]
+        client = self._live(self._control, _other(self._primary))
         while not give_up():
             try:
                 replication = await asyncio.wait_for(client.info("replication"), WATCH_TIMEOUT)
@@ -440,7 +564,7 @@ class ServerPair:
         null`) adds on the primary: the replica then files the next new name under another id,
         reads it back wrong and may crash, and the primary's append-only file would crash it
         too (falkordb_upkeep.py)."""
-        primary, replica = self._graphs[self._primary], self._graphs[_other(self._primary)]
+        primary, replica = self._live(self._graphs, self._primary), self._live(self._graphs, _other(self._primary))
         try:
             keys = await primary.execute_command("GRAPH.LIST")
             names = await asyncio.gather(*(name_tables(client, keys) for client in (primary, replica)))
@@ -456,8 +580,7 @@ class ServerPair:
         log.warning("the embedded database's replica names labels, types or properties unlike its primary "
                     "(FalkorDB lost a name in replication); it re-syncs in full, and the primary's files "
                     "are rewritten")
-        await self._control[_other(self._primary)].execute_command("REPLICAOF", "NO", "ONE")
-        await self._replicate(self.replica)
+        await self._resync_fresh(self.replica)
         await self._rewrite_primary_files()
 
     # ------------------------------------------------------------------ health
@@ -537,24 +660,28 @@ class ServerPair:
         if not self.persistent:
             return
         try:
-            await self._control[self._primary].bgrewriteaof()
+            await self._live(self._control, self._primary).bgrewriteaof()
         except RedisError as exc:                  # e.g. a rewrite is running already
             log.warning("could not rewrite the primary's append-only file after its replica died: %s", exc)
 
     async def _restart_old_primary(self) -> None:
         try:
+            await self._schema_built(START_REBUILD_TIMEOUT, (self._primary,))
             await self._restart_replica()
         except (RuntimeError, RedisError, OSError) as exc:         # the watchdog tries again
             log.error("restarting the embedded database's replica failed: %s", exc)
 
     async def _restart_replica(self) -> None:
-        """A dead replica restarts on its own files: if it was held, they still hold the
-        committed state, and the relay keeps holding its new link. Otherwise it re-syncs in
-        full: it may have died applying effects FalkorDB encoded wrongly (falkordb_upkeep.py),
-        which a partial sync would send it again."""
-        log.error("restarting the embedded database's replica (%s)", self.replica.data_dir)
-        await self.replica.kill()
-        await self.replica.start()
-        if not self.held:
-            await self._control[self.replica.name].execute_command("REPLICAOF", "NO", "ONE")   # a new history
-        await self._replicate(self.replica)
+        """A dead (or demoted) replica re-syncs in full, as a new process (`_resync_fresh`): it
+        may have died applying effects FalkorDB encoded wrongly (falkordb_upkeep.py), which a
+        partial sync would send it again. A held one restarts on its own files, which hold the
+        committed state a rollback returns to, and stays detached until the transaction ends:
+        syncing into the process that loaded them would lose index entries."""
+        log.warning("restarting the embedded database's replica (%s)", self.replica.data_dir)
+        if self.held:
+            await self.replica.kill()
+            await self.replica.start()
+            self._replica_detached = True
+            self._replica_durable = True
+            return
+        await self._resync_fresh(self.replica)

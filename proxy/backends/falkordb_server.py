@@ -16,6 +16,7 @@ import asyncio
 import ctypes
 import logging
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -80,6 +81,12 @@ class EmbeddedFalkorDB:
     def running(self) -> bool:
         return self._process is not None and self._process.returncode is None
 
+    @property
+    def crashed(self) -> bool:
+        """It exited on a signal of its own (a segfault, a failed assertion), not one of ours."""
+        code = self._process.returncode if self._process is not None else None
+        return code is not None and code < 0 and -code not in (signal.SIGKILL, signal.SIGTERM)
+
     def _stat(self) -> list[str] | None:
         """The fields of /proc/<pid>/stat after the command name (None if it is not running)."""
         if not self.running:
@@ -129,12 +136,15 @@ class EmbeddedFalkorDB:
                 "shutdown-timeout 0\nshutdown-on-sigterm force\n"
                 f"loadmodule {module} {' '.join(MODULE_ARGS)}\n")
 
-    async def start(self, progress=None) -> None:
+    async def start(self, progress=None, *, fresh: bool = False) -> None:
         """Launch the server and return once it answers (AOF loaded); `progress(percent)` is
-        called about once a second while it loads."""
+        called about once a second while it loads. `fresh`: on empty files, for a server about
+        to sync in full (see `falkordb_pair.ServerPair.resync_fresh`)."""
         if self.running:
             return
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if fresh:
+            self._remove_data_files()
         self.socket_path.parent.mkdir(mode=0o700, exist_ok=True)
         await self._stop_stale()
         self.socket_path.unlink(missing_ok=True)
@@ -223,6 +233,10 @@ class EmbeddedFalkorDB:
                 process.kill()
                 await process.wait()
         self._cleanup()
+
+    def _remove_data_files(self) -> None:
+        shutil.rmtree(self.data_dir / "appendonlydir", ignore_errors=True)
+        (self.data_dir / "graph.rdb").unlink(missing_ok=True)
 
     def _cleanup(self) -> None:
         self.socket_path.unlink(missing_ok=True)

@@ -157,15 +157,21 @@ def test_an_attribute_name_lost_in_replication_is_healed(tmp_path, phantom):
         driver.execute_query("MATCH (n:A) SET n.y = 2")                   # consistent: no re-sync
         assert "re-syncs in full" not in "".join(proc.output)
         replica = next(name for name in NAMES if name != primary_address(data_dir / "falkordb")[0].parent.name)
-        if "/ 0" in phantom:                  # auto-commit: checked right after it fails
+        if "/ 0" in phantom:
+            # auto-commit, failed after creating: the replica, which never had the name, becomes
+            # the primary (falkordb_pair.discard_failed_write), so the name is gone as in Neo4j
             with driver.session() as session, pytest.raises(neo4j.exceptions.ClientError):
                 session.run(phantom).consume()
-            assert wait_until(lambda: _attribute_names(data_dir, replica) == [[b"x"], [b"y"], [b"ghost"]], 15)
+            assert primary_address(data_dir / "falkordb")[0].parent.name == replica
+            expected = [[b"x"], [b"y"], [b"z"]]
         else:
             driver.execute_query(phantom)
+            expected = [[b"x"], [b"y"], [b"ghost"], [b"z"]]
         driver.execute_query("MATCH (n:A) SET n.z = 5")                   # a transaction: checks first
-        assert wait_until(lambda: _attribute_names(data_dir, replica) == [[b"x"], [b"y"], [b"ghost"], [b"z"]], 15)
-        assert "re-syncs in full" in "".join(proc.output)
+        replica = next(name for name in NAMES if name != primary_address(data_dir / "falkordb")[0].parent.name)
+        assert wait_until(lambda: _attribute_names(data_dir, replica) == expected, 15)
+        if "/ 0" not in phantom:
+            assert "re-syncs in full" in "".join(proc.output)
         socket_path, password = primary_address(data_dir / "falkordb")
         with redis.Redis(unix_socket_path=str(socket_path), password=password) as client:
             assert wait_until(lambda: not client.info("persistence")["aof_rewrite_in_progress"]

@@ -372,7 +372,7 @@ async def test_a_write_waits_for_a_restarting_replica(clean):
     finally:
         await client.aclose()
     old = clean.pair.primary.name
-    await clean.pair.promote(kill_old=True)          # what an abort does
+    await clean.pair.promote()                       # what an abort (and a rollback) does
     await rows(clean, "CREATE (:After)")
     client = clean.pair.replica.client()
     try:

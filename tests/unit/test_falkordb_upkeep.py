@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proxy.backends.falkordb_upkeep import (
-    CREATES, DELETES, MAX_SCANNED_CHARS, MAX_SCANNED_ITEMS, touch_query, written_names,
+    CREATES, DELETES, MAX_SCANNED_CHARS, MAX_SCANNED_ITEMS, sweep_query, touch_query, written_names,
 )
 
 NAMES = st.text(st.characters(exclude_characters="`", exclude_categories=("Cs", "Cc")), min_size=1, max_size=12)
@@ -57,7 +57,14 @@ def test_delete_and_create_are_told_apart_from_names():
 
 
 def test_the_touch_carries_every_label_and_the_constrained_keys():
-    query = touch_query(["A", "Odd one", "no`way"], ["id", "name"])
+    query = touch_query(["A", "Odd one", "no`way"], ["id", "name"], ["other"])
     assert re.fullmatch(r"CREATE \(t:`A`:`Odd one` \{`id`: '(cypher-proxy:\w+)', `name`: '\1'\}\) DELETE t", query)
-    assert touch_query(["A"], []) == "CREATE (t:`A`) DELETE t"
-    assert touch_query([], ["id"]) is None
+    assert re.fullmatch(r"CREATE \(t:`A` \{`k`: 'cypher-proxy:\w+'\}\) DELETE t", touch_query(["A"], [], ["k", "j"]))
+    assert touch_query(["A"], [], []) == "CREATE (t:`A`) DELETE t"
+    assert touch_query([], ["id"], ["id"]) is None
+
+
+def test_the_sweep_matches_only_nodes_whose_every_property_is_a_touch_mark():
+    query = sweep_query(["A", "B", "no`way"])
+    assert query.startswith("MATCH (t:`A`:`B`) ") and "size(values) > 0" in query and "'cypher-proxy:'" in query
+    assert sweep_query(["no`way"]) is None
