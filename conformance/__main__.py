@@ -44,7 +44,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace, uri: str, falkordb: tuple[Path, str] | None) -> list[Section]:
+def run(args: argparse.Namespace, uri: str, data_dir: Path | None) -> list[Section]:
+    """The chosen sections; `data_dir`: the proxy's own, when this suite started it."""
     sections = []
     if "protocol" in args.only:
         section = Section("protocol (raw Bolt bytes)")
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, uri: str, falkordb: tuple[Path, str] | None) -
             section.skip("TCK", f"{args.tck} not found: pass --tck DIR (make conformance TCK=DIR)")
         else:
             endpoint = EndpointTarget(uri, (args.user, args.password))
-            falkor = FalkorTarget(*falkordb) if falkordb else None
+            falkor = FalkorTarget(lambda: primary_address(data_dir / "falkordb")) if data_dir else None
             try:
                 run_tck(section, args.tck, endpoint, falkor, args.tck_limit)
             finally:
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         uri, direct, target = args.uri, None, args.uri
     else:
         proxy = ProxyProcess().start()
-        uri, direct = proxy.uri, primary_address(proxy.data_dir / "falkordb")
+        uri, direct = proxy.uri, proxy.data_dir
         target = f"{uri} (own proxy, FalkorDB backend)"
     try:
         sections = run(args, uri, direct)
