@@ -85,21 +85,25 @@ def _duration_parts(v) -> tuple[int, int, int, int]:
     return months, v.days, seconds, v.microseconds * 1000
 
 
+def _java_divmod(a: int, b: int) -> tuple[int, int]:
+    """Java's `/` and `%` on longs: the quotient truncated towards zero, the rest keeps a's sign."""
+    quotient = abs(a) // b * (-1 if a < 0 else 1)
+    return quotient, a - quotient * b
+
+
 def duration_text(months: int, days: int, seconds: int, nanos: int) -> str:
     """A duration as Neo4j prints it (`P1Y2M3DT4H5M6.5S`, `PT-0.001S`, `PT0S`): each unit keeps
-    its own sign, Java-style (division truncates towards zero)."""
-    total = seconds * NANOS + nanos
-    whole = abs(total) // NANOS * (-1 if total < 0 else 1)
-    fraction = abs(total) % NANOS
-    parts = [(int(months / 12), "Y"), (months - int(months / 12) * 12, "M"), (days, "D")]
-    text = "P" + "".join(f"{n}{unit}" for n, unit in parts if n)
-    if total:
-        hours, rest = int(whole / 3600), whole - int(whole / 3600) * 3600
-        minutes, secs = int(rest / 60), rest - int(rest / 60) * 60
+    the sign of the whole months or seconds it comes from."""
+    years, months = _java_divmod(months, 12)
+    text = "P" + "".join(f"{n}{unit}" for n, unit in [(years, "Y"), (months, "M"), (days, "D")] if n)
+    whole, fraction = _java_divmod(seconds * NANOS + nanos, NANOS)
+    if whole or fraction:
+        hours, rest = _java_divmod(whole, 3600)
+        minutes, secs = _java_divmod(rest, 60)
         text += "T" + "".join(f"{n}{unit}" for n, unit in [(hours, "H"), (minutes, "M")] if n)
         if secs or fraction:
-            sign = "-" if total < 0 and secs == 0 else ""
-            text += f"{sign}{secs}{_fraction(fraction).rstrip('0')}S"
+            sign = "-" if fraction < 0 and secs == 0 else ""
+            text += f"{sign}{secs}{_fraction(abs(fraction)).rstrip('0')}S"
     return text if text != "P" else "PT0S"
 
 
@@ -123,8 +127,7 @@ def neo4j_text(v) -> str:
 
 
 def _temporal(v, as_string: bool) -> tuple | str:
-    if isinstance(v, dt.datetime) and v.tzinfo is not None and v.utcoffset() == dt.timedelta(0) \
-            and not isinstance(v, neo4j.time.DateTime):
+    if isinstance(v, dt.datetime) and v.tzinfo is not None and v.utcoffset() == dt.timedelta(0):
         v = v.replace(tzinfo=None)      # FalkorDB datetimes have no zone; the client says UTC
     text = neo4j_text(v)
     return text if as_string else (type(v).__name__.lower(), text)
