@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.classify import ACCEPTS_INVALID, CLASSES, SILENT_WRONG, Verdict
+from conformance.classify import ACCEPTS_INVALID, CLASSES, OTHER_ERROR, SILENT_WRONG, Verdict, error_code
 from conformance.tck import Check, Scenario
 
 CEILINGS = Path(__file__).with_name("tck_ceilings.json")
@@ -60,10 +60,19 @@ class Tally:
 
     def table(self) -> list[str]:
         """One line per folder: its count in each class."""
-        head = f"{'folder':28}" + "".join(f"{k:>16}" for k in CLASSES)
-        rows = [f"{folder:28}" + "".join(f"{counts[k]:>16}" for k in CLASSES)
-                for folder, counts in self.by_folder().items()]
+        folders = self.by_folder()
+        width = max(map(len, ["folder", *folders])) + 2
+        head = f"{'folder':{width}}" + "".join(f"{k:>16}" for k in CLASSES)
+        rows = [f"{folder:{width}}" + "".join(f"{counts[k]:>16}" for k in CLASSES)
+                for folder, counts in folders.items()]
         return [head, *rows]
+
+    def other_errors(self) -> list[str]:
+        """The other-error checks counted by the TCK's error type and the code the proxy gave."""
+        pairs = Counter((e.check.expected.error, e.check.expected.phase, error_code(e.verdict.got))
+                        for e in self.entries if e.verdict.kind == OTHER_ERROR)
+        return [f"{n:5}  TCK {error} at {phase}, proxy {code}"
+                for (error, phase, code), n in pairs.most_common()]
 
     def listing(self) -> str:
         """The report file's text: the summary, the folder table, then every listed check."""
@@ -75,6 +84,7 @@ class Tally:
                 lines += ["", f"-- {e.folder}/{e.scenario.id}",
                           *("   " + line for line in e.check.query.splitlines()),
                           f"   expected: {e.verdict.expected}", f"   got:      {e.verdict.got}"]
+        lines += ["", f"== {OTHER_ERROR}, by the TCK's error and the proxy's code", *self.other_errors()]
         if self.unparsed:
             lines += ["", f"== expected cells this suite cannot parse: {len(self.unparsed)}",
                       *self.unparsed]

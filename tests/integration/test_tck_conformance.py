@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.classify import ACCEPTS_INVALID, SILENT_WRONG
+from conformance.classify import ACCEPTS_INVALID, SILENT_WRONG, side_effects
 from conformance.differential import EndpointTarget, classify_tck
 from conformance.tally import over_ceilings, read_ceilings
 from tests.harness import PASSWORD, TCK_DIR, TCK_MISSING, USER, ProxyProcess
@@ -21,15 +21,39 @@ SHOWN = 25
 
 
 @pytest.fixture(scope="module")
-def tally():
-    """The whole TCK classified through a proxy of this module's own (the run empties its
-    default graph before every scenario, so it shares no proxy)."""
+def endpoint():
+    """A proxy of this module's own (the TCK run empties its default graph before every
+    scenario, so it shares none) and one session on it."""
     with ProxyProcess() as proxy:
-        endpoint = EndpointTarget(proxy.uri, (USER, PASSWORD))
-        try:
-            yield classify_tck(TCK_DIR, endpoint)
-        finally:
-            endpoint.close()
+        target = EndpointTarget(proxy.uri, (USER, PASSWORD))
+        yield target
+        target.close()
+
+
+@pytest.fixture(scope="module")
+def tally(endpoint):
+    """The whole TCK classified through the proxy."""
+    return classify_tck(TCK_DIR, endpoint)
+
+
+def test_side_effects_are_read_through_the_proxy(endpoint):
+    endpoint.clear()
+    endpoint.run("CREATE (:A {k: 1})-[:T {w: 2}]->(:A)", {})
+    before = endpoint.state()
+    changed = endpoint.run("MATCH (a:A {k: 1}) SET a.k = 5, a:B", {})
+    assert side_effects(before, endpoint.state(), changed.counters) == \
+        {"+labels": 1, "+properties": 1, "-properties": 1}
+
+
+def test_nodes_on_reused_ids_still_count_as_created_and_deleted(endpoint):
+    """FalkorDB hands the ids of nodes deleted by a query to the nodes the query creates."""
+    endpoint.clear()
+    endpoint.run("CREATE (:A), (:A)", {})
+    before = endpoint.state()
+    swapped = endpoint.run("MATCH (a:A) DETACH DELETE a CREATE (:B)", {})
+    after = endpoint.state()
+    assert side_effects(before, after, swapped.counters) == \
+        {"+nodes": 2, "-nodes": 2, "+labels": 1, "-labels": 1}   # one :B per matched row
 
 
 def test_every_runnable_check_is_classified(tally):

@@ -23,7 +23,8 @@ from conformance.classify import (
     side_effects,
 )
 from conformance.literals import parse_literal
-from conformance.tck import Check, Expected, read_feature, table_cells
+from conformance.tally import Tally, over_ceilings, read_ceilings, under_ceilings
+from conformance.tck import Check, Expected, Scenario, read_feature, table_cells
 from conformance.values import cypher_text, duration_text, neo4j_text, normalise
 from tests.harness import TCK_DIR, TCK_MISSING
 
@@ -143,3 +144,30 @@ def test_reused_ids_are_counted_by_the_query_s_counters():
     assert side_effects(before, after, {"nodes": (1, 2)}) == {"+nodes": 1, "-nodes": 2}
     # counters that disagree with the states on the net change do not hide a lost write
     assert side_effects(before, after, {"nodes": (2, 2)}) == {"-nodes": 1}
+
+
+def test_tally_counts_per_folder_lists_the_silent_wrong_and_checks_the_ceilings(tmp_path):
+    root = tmp_path / "features"
+    match = Scenario("[1] m", root / "clauses" / "match" / "Match1.feature", 3, checks=[CREATE])
+    temporal = Scenario("[2] t", root / "expressions" / "temporal" / "Temporal1.feature", 9,
+                        checks=[Check("RETURN time() AS x", _rows("'12:31'"))])
+    tally = Tally(root)
+    tally.add(match, CREATE, classify(CREATE, Outcome(keys=("n",), effects={})))
+    tally.add(temporal, temporal.checks[0],
+              classify(temporal.checks[0], Outcome(error="Neo.ClientError.Statement.SyntaxError: no")))
+    assert tally.counts() == {SILENT_WRONG: 1, LOUD: 1}
+    assert tally.by_folder() == {"clauses/match": {SILENT_WRONG: 1},
+                                 "expressions/temporal": {LOUD: 1}}
+    listing = tally.listing()
+    assert "-- clauses/match/Match1.feature:3 [1] m\n   CREATE (n:N) RETURN n LIMIT 0" in listing
+    assert "got:      columns ['n'], rows (none); no side effects" in listing
+    assert "RETURN time()" not in listing                    # loud checks are counted, not listed
+    assert over_ceilings(tally.counts(), {SILENT_WRONG: 0, ACCEPTS_INVALID: 0}) == \
+        [f"{SILENT_WRONG}: 1 > ceiling 0 in tck_ceilings.json"]
+    assert under_ceilings(tally.counts(), {SILENT_WRONG: 3}) == \
+        [f"{SILENT_WRONG}: 1 < ceiling 3: lower it in tck_ceilings.json"]
+
+
+def test_the_kept_ceilings_name_the_two_counted_classes():
+    assert set(read_ceilings()) == {SILENT_WRONG, ACCEPTS_INVALID}
+    assert all(isinstance(n, int) and n >= 0 for n in read_ceilings().values())
