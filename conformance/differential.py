@@ -35,7 +35,7 @@ QUERY_TIMEOUT_S = 10.0
 SHOWN_DIFFERENCES = 20
 REPORT = Path(__file__).with_name("tck-report.txt")
 NODES = "MATCH (n) RETURN id(n), labels(n), properties(n)"
-RELATIONSHIPS = "MATCH ()-[r]->() RETURN id(r), properties(r)"
+RELATIONSHIPS = "MATCH (a)-[r]->(b) RETURN id(r), properties(r), type(r), id(a), id(b)"
 
 
 @dataclass(frozen=True)
@@ -97,11 +97,13 @@ class EndpointTarget:
         properties = {("n", id_, key, normalise(value))
                       for id_, _, props in nodes.rows for key, value in props.items()}
         properties |= {("r", id_, key, normalise(value))
-                       for id_, props in relationships.rows for key, value in props.items()}
+                       for id_, props, *_ in relationships.rows for key, value in props.items()}
+        shapes = {("n", id_, tuple(sorted(labels))) for id_, labels, _ in nodes.rows}
+        shapes |= {("r", id_, *shape) for id_, _, *shape in relationships.rows}
         return GraphState(nodes=frozenset(row[0] for row in nodes.rows),
                           relationships=frozenset(row[0] for row in relationships.rows),
                           labels=frozenset(label for row in nodes.rows for label in row[1]),
-                          properties=frozenset(properties))
+                          properties=frozenset(properties), shapes=frozenset(shapes))
 
     def run(self, query: str, params: dict) -> Outcome:
         try:
