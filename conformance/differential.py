@@ -235,18 +235,22 @@ def runnable(tck_root: Path, limit: int | None, skipped: Counter):
 
 def play(target, scenario: Scenario, params: dict, tck_root: Path) -> list[Outcome]:
     """Clear, run the setup, then every check query; stops at a failing setup query. A target
-    that can read the graph (`state()`) also reports each check's side effects."""
+    that can read the graph (`state()`) also reports the side effects of each check whose
+    expected outcome states them."""
     target.clear()
     for step, query in enumerate(setup_queries(scenario, tck_root)):
         outcome = target.run(query, {})
         if outcome.error:
             return [Outcome(error=outcome.error, setup_step=step)] * len(scenario.checks)
     read_state = getattr(target, "state", None)
-    before = read_state() if read_state else None
+    before = None
     outcomes = []
     for check in scenario.checks:
+        stated = read_state is not None and check.expected.side_effects is not None
+        if stated and before is None:
+            before = read_state()
         outcome = target.run(check.query, params)
-        after = read_state() if read_state else None
+        after = read_state() if stated else None
         if before is not None and after is not None:
             effects = side_effects(before, after, outcome.counters)
             outcome = Outcome(outcome.error, outcome.keys, outcome.rows, effects=effects)

@@ -8,12 +8,14 @@ that command also writes the full list (conformance/tck-report.txt).
 
 from __future__ import annotations
 
+import neo4j
 import pytest
 
 from conformance.classify import ACCEPTS_INVALID, SILENT_WRONG, side_effects
-from conformance.differential import EndpointTarget, classify_tck
+from conformance.differential import EndpointTarget, FalkorTarget, classify_tck
 from conformance.tally import over_ceilings, read_ceilings
-from tests.harness import PASSWORD, TCK_DIR, TCK_MISSING, USER, ProxyProcess
+from proxy.backends.falkordb_pair import primary_address
+from tests.harness import PASSWORD, TCK_DIR, TCK_MISSING, USER, ProxyProcess, wait_until
 
 pytestmark = pytest.mark.skipif(not TCK_DIR.is_dir(), reason=TCK_MISSING)
 
@@ -21,13 +23,18 @@ SHOWN = 25
 
 
 @pytest.fixture(scope="module")
-def endpoint():
-    """A proxy of this module's own (the TCK run empties its default graph before every
-    scenario, so it shares none) and one session on it."""
+def tck_proxy():
+    """A proxy of this module's own: the TCK run empties its default graph before every
+    scenario, so it shares none."""
     with ProxyProcess() as proxy:
-        target = EndpointTarget(proxy.uri, (USER, PASSWORD))
-        yield target
-        target.close()
+        yield proxy
+
+
+@pytest.fixture(scope="module")
+def endpoint(tck_proxy):
+    target = EndpointTarget(tck_proxy.uri, (USER, PASSWORD))
+    yield target
+    target.close()
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +61,27 @@ def test_nodes_on_reused_ids_still_count_as_created_and_deleted(endpoint):
     after = endpoint.state()
     assert side_effects(before, after, swapped.counters) == \
         {"+nodes": 2, "-nodes": 2, "+labels": 1, "-labels": 1}   # one :B per matched row
+
+
+def test_the_differential_follows_the_primary_when_roles_swap(tck_proxy):
+    """A rolled-back transaction promotes the replica; FalkorDB direct must not stay on the
+    old primary, now a read-only replica."""
+    root = tck_proxy.data_dir / "falkordb"
+    first = primary_address(root)
+    falkor = FalkorTarget(lambda: primary_address(root))
+    try:
+        falkor.clear()
+        with neo4j.GraphDatabase.driver(tck_proxy.uri, auth=(USER, PASSWORD)) as driver, \
+                driver.session() as session:
+            tx = session.begin_transaction()
+            tx.run("CREATE (:Undone)").consume()
+            tx.rollback()
+        assert wait_until(lambda: primary_address(root) != first)
+        falkor.clear()
+        assert falkor.run("CREATE (:Direct) RETURN 1 AS one", {}).rows == ((1,),)
+        falkor.clear()
+    finally:
+        falkor.close()
 
 
 def test_every_runnable_check_is_classified(tally):
