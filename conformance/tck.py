@@ -86,10 +86,21 @@ _PROCEDURE = re.compile(r"^there exists a procedure (.*):$")
 _NAMED_GRAPH = re.compile(r"^the ([\w-]+) graph$")
 
 
+_CELL_ESCAPES = {"\\|": "|", "\\\\": "\\", "\\n": "\n"}
+
+
 def table_cells(line: str) -> list[str]:
-    """The cells of one `| a | b |` row; `\\|` is a literal bar."""
-    cells = re.split(r"(?<!\\)\|", line.strip())[1:-1]
-    return [c.strip().replace("\\|", "|") for c in cells]
+    """The cells of one `| a | b |` row, trimmed, then Gherkin's escapes undone: `\\|` is a
+    bar, `\\\\` one backslash, `\\n` a newline (any other backslash stays, for the Cypher
+    literal inside)."""
+    cells, cell = [], []
+    for token in re.findall(r"\\[|\\n]|\||[^|\\]+|\\", line.strip()):
+        if token == "|":
+            cells.append("".join(cell).strip())
+            cell = []
+        else:
+            cell.append(token)
+    return [re.sub(r"\\[|\\n]", lambda m: _CELL_ESCAPES[m.group()], c) for c in cells[1:]]
 
 
 def _docstring(lines: list[str], i: int) -> tuple[str, int]:

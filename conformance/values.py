@@ -3,9 +3,13 @@
 `normalise(v)` returns a hashable, type-tagged tuple tree, so rows can be compared as multisets
 (`collections.Counter`) without `True == 1` or `nan != nan` getting in the way:
 nodes by labels + properties, relationships by type + properties, paths by both lists, floats to
-15 significant digits (FalkorDB's precision), temporals by ISO text, durations by
-(months, days, seconds, nanoseconds), points in FalkorDB's map form `{latitude, longitude}` (the
+15 significant digits (FalkorDB's precision; `-0.0` equals `0.0`, as in Cypher), temporals and
+durations by the text Neo4j prints for them (`neo4j_text`: `12:31` without seconds, nanoseconds
+in groups of three, `PT-0.001S`), points in FalkorDB's map form `{latitude, longitude}` (the
 form the falkordb client returns), maps with sorted keys.
+
+Printing like Neo4j is what lets a TCK cell, which writes a temporal as the string Neo4j's
+`toString()` gives, meet a driver value without truncating it to Python's microseconds.
 """
 
 from __future__ import annotations
@@ -20,28 +24,117 @@ import neo4j.time
 
 from conformance.literals import NodeLit, PathLit, RelLit
 
-__all__ = ["normalise", "normalise_rows", "rows_equal"]
+__all__ = ["cypher_text", "duration_text", "neo4j_text", "normalise", "normalise_rows", "rows_equal"]
 
 
 def _float(x: float) -> tuple:
-    return ("f", format(x, ".15g"))
+    return ("f", format(x + 0.0, ".15g"))          # + 0.0 turns -0.0 into 0.0
 
 
-def _duration(v) -> tuple:
-    if hasattr(v, "nanoseconds"):                                  # neo4j.time.Duration
-        return ("duration", v.months, v.days, v.seconds, v.nanoseconds)
-    months = getattr(v, "years", 0) * 12 + getattr(v, "months", 0)  # dateutil relativedelta
-    seconds = getattr(v, "hours", 0) * 3600 + getattr(v, "minutes", 0) * 60 + getattr(v, "seconds", 0)
-    return ("duration", months, getattr(v, "days", 0), seconds, getattr(v, "microseconds", 0) * 1000)
+NANOS = 1_000_000_000
+
+
+def _fraction(nanos: int) -> str:
+    """Java's fraction of a second: digits in groups of three, none when zero."""
+    if nanos == 0:
+        return ""
+    if nanos % 1_000_000 == 0:
+        return f".{nanos // 1_000_000:03d}"
+    if nanos % 1000 == 0:
+        return f".{nanos // 1000:06d}"
+    return f".{nanos:09d}"
+
+
+def _date_text(year: int, month: int, day: int) -> str:
+    sign = "-" if year < 0 else "+" if year > 9999 else ""
+    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
+
+
+def _time_text(hour: int, minute: int, second: int, nanos: int) -> str:
+    text = f"{hour:02d}:{minute:02d}"
+    return text + (f":{second:02d}{_fraction(nanos)}" if second or nanos else "")
+
+
+def _offset_text(offset: dt.timedelta) -> str:
+    seconds = int(offset.total_seconds())
+    if seconds == 0:
+        return "Z"
+    sign, seconds = ("-" if seconds < 0 else "+"), abs(seconds)
+    text = f"{sign}{seconds // 3600:02d}:{seconds // 60 % 60:02d}"
+    return text + (f":{seconds % 60:02d}" if seconds % 60 else "")
+
+
+def _zone_name(tzinfo) -> str | None:
+    """The zone id of a named zone (pytz `.zone`, zoneinfo `.key`), None for a fixed offset.
+    The driver hydrates offset 0 as pytz's UTC zone, so `UTC` counts as the offset `Z` (the TCK
+    has no value in the zone named UTC)."""
+    name = getattr(tzinfo, "zone", None) or getattr(tzinfo, "key", None)
+    return None if name == "UTC" else name
+
+
+def _nanosecond(v) -> int:
+    return v.nanosecond if hasattr(v, "nanosecond") else v.microsecond * 1000
+
+
+def _duration_parts(v) -> tuple[int, int, int, int]:
+    """(months, days, seconds, nanoseconds) of a neo4j Duration or a dateutil relativedelta."""
+    if hasattr(v, "nanoseconds"):
+        return v.months, v.days, v.seconds, v.nanoseconds
+    months = v.years * 12 + v.months
+    seconds = v.hours * 3600 + v.minutes * 60 + v.seconds
+    return months, v.days, seconds, v.microseconds * 1000
+
+
+def _java_divmod(a: int, b: int) -> tuple[int, int]:
+    """Java's `/` and `%` on longs: the quotient truncated towards zero, the rest keeps a's sign."""
+    quotient = abs(a) // b * (-1 if a < 0 else 1)
+    return quotient, a - quotient * b
+
+
+def duration_text(months: int, days: int, seconds: int, nanos: int) -> str:
+    """A duration as Neo4j prints it (`P1Y2M3DT4H5M6.5S`, `PT-0.001S`, `PT0S`): each unit keeps
+    the sign of the whole months or seconds it comes from."""
+    years, months = _java_divmod(months, 12)
+    text = "P" + "".join(f"{n}{unit}" for n, unit in [(years, "Y"), (months, "M"), (days, "D")] if n)
+    whole, fraction = _java_divmod(seconds * NANOS + nanos, NANOS)
+    if whole or fraction:
+        hours, rest = _java_divmod(whole, 3600)
+        minutes, secs = _java_divmod(rest, 60)
+        text += "T" + "".join(f"{n}{unit}" for n, unit in [(hours, "H"), (minutes, "M")] if n)
+        if secs or fraction:
+            sign = "-" if fraction < 0 and secs == 0 else ""
+            text += f"{sign}{secs}{_fraction(abs(fraction)).rstrip('0')}S"
+    return text if text != "P" else "PT0S"
+
+
+def neo4j_text(v) -> str:
+    """A temporal or duration (neo4j driver, Python datetime or relativedelta) as Neo4j's
+    `toString()` prints it."""
+    if isinstance(v, neo4j.time.Duration) or type(v).__name__ == "relativedelta":
+        return duration_text(*_duration_parts(v))
+    if isinstance(v, (neo4j.time.DateTime, dt.datetime)):
+        date = _date_text(v.year, v.month, v.day)
+        text = f"{date}T{_time_text(v.hour, v.minute, v.second, _nanosecond(v))}"
+    elif isinstance(v, (neo4j.time.Date, dt.date)):
+        return _date_text(v.year, v.month, v.day)
+    else:
+        text = _time_text(v.hour, v.minute, v.second, _nanosecond(v))
+    if v.tzinfo is None:
+        return text
+    offset = v.utcoffset()
+    zone = _zone_name(v.tzinfo)
+    return text + _offset_text(offset) + (f"[{zone}]" if zone else "")
 
 
 def _temporal(v, as_string: bool) -> tuple | str:
-    if hasattr(v, "to_native"):
-        v = v.to_native()                              # neo4j.time -> datetime (microseconds)
-    if isinstance(v, dt.datetime) and v.utcoffset() == dt.timedelta(0):
+    if isinstance(v, dt.datetime) and v.tzinfo is not None and v.utcoffset() == dt.timedelta(0):
         v = v.replace(tzinfo=None)      # FalkorDB datetimes have no zone; the client says UTC
-    text = v.isoformat()
-    return text if as_string else (type(v).__name__, text)
+    text = neo4j_text(v)
+    return text if as_string else (type(v).__name__.lower(), text)
+
+
+def _duration(v, as_string: bool) -> tuple | str:
+    return neo4j_text(v) if as_string else ("duration", *_duration_parts(v))
 
 
 _GRAPH_TYPES = [(neo4j.graph.Node, "Node"), (neo4j.graph.Relationship, "Relationship"),
@@ -85,7 +178,7 @@ def normalise(v, temporal_as_string: bool = False, unordered_lists: bool = False
     if isinstance(v, float):
         return _float(v)
     if isinstance(v, neo4j.time.Duration) or type(v).__name__ == "relativedelta":
-        return _duration(v)
+        return _duration(v, temporal_as_string)
     if isinstance(v, neo4j.spatial.Point):           # a tuple subclass: test before lists
         return normalise({"latitude": v[1], "longitude": v[0]} if len(v) == 2
                          else {"x": v[0], "y": v[1], "z": v[2]}, temporal_as_string, unordered_lists)
@@ -110,3 +203,48 @@ def normalise_rows(rows, **options) -> list[tuple]:
 def rows_equal(a: list[tuple], b: list[tuple], ordered: bool = False) -> bool:
     """Equal as sequences (ordered) or as multisets."""
     return a == b if ordered else Counter(a) == Counter(b)
+
+
+def cypher_text(v) -> str:
+    """A value as a TCK cell writes it (`(:L {k: 1})`, `[:T]`, `<(:A)-[:T]->(:B)>`, `'text'`,
+    temporals as their quoted Neo4j text), for reports."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, str):
+        return "'" + v.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, list) or type(v) is tuple:           # not Duration, Point (tuples too)
+        return "[" + ", ".join(cypher_text(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {cypher_text(x)}" for k, x in v.items()) + "}"
+    form = normalise(v, temporal_as_string=True)
+    if isinstance(form, str):
+        return cypher_text(form)
+    return _entity_text(form) if form[0] in ("node", "rel", "path") else repr(v)
+
+
+def _entity_text(form: tuple) -> str:
+    """A normalised node, relationship or path in TCK syntax."""
+    if form[0] == "path":
+        nodes, rels = form[1], form[2]
+        return "<" + _entity_text(nodes[0]) + "".join(
+            f"-{_entity_text(r)}-{_entity_text(n)}" for r, n in zip(rels, nodes[1:])) + ">"
+    name = "".join(f":{label}" for label in form[1]) if form[0] == "node" else f":{form[1]}"
+    props = ", ".join(f"{key}: {_form_text(value)}" for key, value in form[2][1])
+    inner = " ".join(part for part in (name, props and f"{{{props}}}") if part)
+    return f"({inner})" if form[0] == "node" else f"[{inner}]"
+
+
+def _form_text(form) -> str:
+    """A normalised property value back in TCK syntax."""
+    if form is None or isinstance(form, str):
+        return cypher_text(form)
+    tag, *rest = form
+    if tag == "l":
+        return "[" + ", ".join(_form_text(x) for x in rest[0]) + "]"
+    if tag == "m":
+        return "{" + ", ".join(f"{k}: {_form_text(x)}" for k, x in rest[0]) + "}"
+    return str(rest[0]).lower() if tag == "b" else str(rest[-1])
