@@ -1,0 +1,121 @@
+"""MCP's Streamable HTTP at `/mcp` on the HTTP port: the `mcp` SDK's transport behind our auth.
+
+Each request is authenticated like the other HTTP endpoints (Basic or Bearer, passed to the
+backend as the login; 401 with a Neo4j error body otherwise), read within the same body limit,
+and handed to the SDK's session manager with its logged-on `Session` in the ASGI scope's
+`state`, where the tool calls it carries find it. The manager is stateless (every POST stands
+alone, as every Query API request does: no MCP session to expire or to steal) and answers with
+plain JSON rather than an SSE stream.
+
+The SDK speaks ASGI and the proxy aiohttp; `call_asgi` bridges one plain HTTP request (no
+WebSocket, no lifespan), which is all this transport needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from aiohttp import web
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from proxy.http.api import HttpApi
+from proxy.http.body import read_body
+from proxy.mcp.server import build_server
+from proxy.mcp.tools import McpSettings
+
+#: The key of the request's logged-on `Session` in the ASGI scope's `state`.
+SESSION_KEY = "cypher_proxy_session"
+
+Asgi = Callable[[MutableMapping[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]],
+                Awaitable[None]]
+
+
+def _session_of(ctx: Any):
+    return ctx.request.scope["state"][SESSION_KEY]
+
+
+class McpEndpoint(HttpApi):
+    """`/mcp`: GET, POST and DELETE of MCP's Streamable HTTP transport."""
+
+    def __init__(self, *args: Any, settings: McpSettings, max_body: int):
+        super().__init__(*args)
+        self._manager = StreamableHTTPSessionManager(build_server(settings, _session_of), json_response=True,
+                                                     stateless=True, max_request_body_size=max_body)
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        """Run the SDK's session manager (its task group) in a task of its own until `close`."""
+        started = asyncio.Event()
+
+        async def run() -> None:
+            async with self._manager.run():
+                started.set()
+                await self._stop.wait()
+
+        self._task = asyncio.create_task(run(), name="mcp-session-manager")
+        await started.wait()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._stop.set()
+            with contextlib.suppress(Exception):
+                await self._task
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        session = await self.logon(request)
+        body = await read_body(request)
+        return await call_asgi(self._manager.handle_request, request, body, {SESSION_KEY: session})
+
+
+def _scope(request: web.Request, state: dict[str, Any]) -> dict[str, Any]:
+    peer = request.transport.get_extra_info("peername") if request.transport else None
+    sock = request.transport.get_extra_info("sockname") if request.transport else None
+    return {
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": f"{request.version.major}.{request.version.minor}",
+        "method": request.method, "scheme": request.scheme, "root_path": "",
+        "path": request.path, "raw_path": request.raw_path.split("?", 1)[0].encode(),
+        "query_string": request.query_string.encode(),
+        "headers": [(k.lower(), v) for k, v in request.raw_headers],
+        "client": tuple(peer[:2]) if peer else None, "server": tuple(sock[:2]) if sock else None,
+        "state": state,
+    }
+
+
+async def call_asgi(app: Asgi, request: web.Request, body: bytes, state: dict[str, Any]) -> web.StreamResponse:
+    """Serve one HTTP request, whose `body` was read already, with the ASGI application `app`."""
+    response: web.StreamResponse | None = None
+    body_sent = False
+    finished = asyncio.Event()
+
+    async def receive() -> dict:
+        nonlocal body_sent
+        if not body_sent:
+            body_sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await finished.wait()                      # nothing more comes until the exchange ends
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict) -> None:
+        nonlocal response
+        if message["type"] == "http.response.start":
+            response = web.StreamResponse(status=message["status"])
+            for name, value in message.get("headers", []):
+                response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
+            await response.prepare(request)
+        elif message["type"] == "http.response.body" and response is not None:
+            await response.write(message.get("body", b""))
+            if not message.get("more_body", False):
+                await response.write_eof()
+
+    try:
+        await app(_scope(request, state), receive, send)
+    finally:
+        finished.set()
+    if response is None:
+        raise web.HTTPInternalServerError(reason="The MCP transport sent no response")
+    return response
