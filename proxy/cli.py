@@ -153,8 +153,9 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise SystemExit("cypher-proxy: --backend neo4j needs --upstream URI (e.g. bolt://localhost:7687)")
     if args.text_model and not Path(args.text_model).expanduser().is_dir():
         raise SystemExit(f"cypher-proxy: --text-model {args.text_model}: not a model directory")
-    if min(args.mcp_max_rows, args.mcp_max_tokens) < 1:
-        raise SystemExit("cypher-proxy: --mcp-max-rows and --mcp-max-tokens must be at least 1")
+    if args.mcp_max_rows < 1 or args.mcp_max_tokens < 200:
+        raise SystemExit("cypher-proxy: --mcp-max-rows must be at least 1 and --mcp-max-tokens at least 200 "
+                         "(the note saying what was cut takes ~50)")
     return Config(
         **_listen_config(args),
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
