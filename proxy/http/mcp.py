@@ -5,7 +5,8 @@ backend as the login; 401 with a Neo4j error body otherwise), read within the sa
 and handed to the SDK's session manager with its logged-on `Session` in the ASGI scope's
 `state`, where the tool calls it carries find it. The manager is stateless (every POST stands
 alone, as every Query API request does: no MCP session to expire or to steal) and answers with
-plain JSON rather than an SSE stream.
+plain JSON rather than an SSE stream. Only POST is served: the tools send the client nothing
+unasked, so a GET for a server-sent stream is answered 405, as the specification allows.
 
 The SDK speaks ASGI and the proxy aiohttp; `call_asgi` bridges one plain HTTP request (no
 WebSocket, no lifespan), which is all this transport needs.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
@@ -25,6 +27,10 @@ from proxy.http.api import HttpApi
 from proxy.http.body import read_body
 from proxy.mcp.server import build_server
 from proxy.mcp.tools import McpSettings
+
+# The SDK logs every stateless request at INFO ("Terminating session: None"): noise at the
+# proxy's default level; its warnings and errors still show.
+logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
 
 #: The key of the request's logged-on `Session` in the ASGI scope's `state`.
 SESSION_KEY = "cypher_proxy_session"
@@ -38,7 +44,7 @@ def _session_of(ctx: Any):
 
 
 class McpEndpoint(HttpApi):
-    """`/mcp`: GET, POST and DELETE of MCP's Streamable HTTP transport."""
+    """`POST /mcp`: MCP's Streamable HTTP transport."""
 
     def __init__(self, *args: Any, settings: McpSettings, max_body: int):
         super().__init__(*args)

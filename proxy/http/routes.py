@@ -31,8 +31,7 @@ def setup_http_routes(app: web.Application, query_api: QueryApi, tx: Transaction
     add("POST", "/db/{db}/tx/{tx}/commit", tx.commit)
     app.router.add_get("/describe", describe.describe)
     app.router.add_get("/db/{db}/describe", describe.describe)
-    for method in ("GET", "POST", "DELETE"):                # MCP's Streamable HTTP
-        add(method, "/mcp", mcp.handle)
+    add("POST", "/mcp", mcp.handle)          # MCP's Streamable HTTP (GET: 405, no server-sent stream)
 
 
 def setup_bolt_port_routes(app: web.Application, serve_bolt: BoltServe) -> None:

@@ -17,7 +17,7 @@ import httpx2
 import neo4j
 import pytest
 from bpe_openai import get_encoding
-from mcp import ClientSession, StdioServerParameters
+from mcp import Client, ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -150,15 +150,25 @@ async def test_explain_cypher(demo):
         assert driver.execute_query("MATCH (n:McpProbe) RETURN count(n) AS n").records[0]["n"] == 0
 
 
+async def test_the_sdks_newest_protocol_too(demo):
+    async with httpx2.AsyncClient(auth=(USER, PASSWORD)) as http, \
+            Client(streamable_http_client(demo.http_uri + "/mcp", http_client=http)) as client:
+        result = await client.call_tool("read-cypher", {"query": "MATCH (f:Field {title: 'TROLL'}) RETURN f.npdid"})
+        assert client.protocol_version == "2026-07-28"      # no initialize handshake: one request per call
+    assert not result.is_error and result.content[0].text == '["f.npdid"]\n[46437]'
+
+
 async def test_mcp_needs_a_login_like_the_other_http_endpoints(demo):
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     headers = {"Accept": "application/json, text/event-stream"}
     async with httpx2.AsyncClient() as http:
         missing = await http.post(demo.http_uri + "/mcp", json=request, headers=headers)
         wrong = await http.post(demo.http_uri + "/mcp", json=request, headers=headers, auth=(USER, "wrong"))
+        stream = await http.get(demo.http_uri + "/mcp", headers={"Accept": "text/event-stream"}, auth=(USER, PASSWORD))
     for response in (missing, wrong):
         assert response.status_code == 401
         assert response.json()["errors"][0]["code"] == "Neo.ClientError.Security.Unauthorized"
+    assert stream.status_code == 405                   # the tools send nothing unasked: no SSE stream
 
 
 # ---- stdio ------------------------------------------------------------------------------
