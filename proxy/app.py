@@ -20,8 +20,7 @@ from proxy.demo import SEED_QUERY, SEED_QUESTION
 from proxy.http.server import HttpFrontEnd
 from proxy.errors import CypherError
 from proxy.logins import LoginGuard
-from proxy.mcp.results import ResultLimits
-from proxy.mcp.tools import McpSettings
+from proxy.mcp.settings import McpSettings, ResultLimits
 from proxy.session import PassThroughPlanner, Planner, Session
 
 log = logging.getLogger("cypher_proxy")

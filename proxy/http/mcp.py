@@ -21,12 +21,10 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from aiohttp import web
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from proxy.http.api import HttpApi
 from proxy.http.body import read_body
-from proxy.mcp.server import build_server
-from proxy.mcp.tools import McpSettings
+from proxy.mcp.settings import McpSettings
 
 # The SDK logs every stateless request at INFO ("Terminating session: None"): noise at the
 # proxy's default level; its warnings and errors still show.
@@ -48,22 +46,40 @@ class McpEndpoint(HttpApi):
 
     def __init__(self, *args: Any, settings: McpSettings, max_body: int):
         super().__init__(*args)
-        self._manager = StreamableHTTPSessionManager(build_server(settings, _session_of), json_response=True,
-                                                     stateless=True, max_request_body_size=max_body)
+        self._settings, self._max_body = settings, max_body
+        self._manager: Any = None
+        self._starting = asyncio.Lock()
         self._stop = asyncio.Event()
         self._task: asyncio.Task | None = None
 
-    async def start(self) -> None:
-        """Run the SDK's session manager (its task group) in a task of its own until `close`."""
-        started = asyncio.Event()
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        session = await self.logon(request)
+        body = await read_body(request)
+        manager = await self._running_manager()
+        return await call_asgi(manager.handle_request, request, body, {SESSION_KEY: session})
 
-        async def run() -> None:
-            async with self._manager.run():
-                started.set()
-                await self._stop.wait()
+    async def _running_manager(self) -> Any:
+        """The SDK's session manager, made and started by the first request: importing the SDK
+        takes ~1 s (done in a thread, off the event loop), which a proxy no agent asks should
+        not spend at start. It runs in a task of its own (its task group) until `close`."""
+        async with self._starting:
+            if self._manager is None:
+                manager = await asyncio.to_thread(_new_manager, self._settings, self._max_body)
+                started = asyncio.Event()
 
-        self._task = asyncio.create_task(run(), name="mcp-session-manager")
-        await started.wait()
+                async def run() -> None:
+                    async with manager.run():
+                        started.set()
+                        await self._stop.wait()
+
+                self._task = asyncio.create_task(run(), name="mcp-session-manager")
+                ready = asyncio.ensure_future(started.wait())
+                await asyncio.wait({self._task, ready}, return_when=asyncio.FIRST_COMPLETED)
+                if not started.is_set():            # it failed to start: say why, try again next time
+                    ready.cancel()
+                    self._task.result()
+                self._manager = manager
+        return self._manager
 
     async def close(self) -> None:
         if self._task is not None:
@@ -71,10 +87,13 @@ class McpEndpoint(HttpApi):
             with contextlib.suppress(Exception):
                 await self._task
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
-        session = await self.logon(request)
-        body = await read_body(request)
-        return await call_asgi(self._manager.handle_request, request, body, {SESSION_KEY: session})
+
+def _new_manager(settings: McpSettings, max_body: int) -> Any:
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+    from proxy.mcp.server import build_server
+    return StreamableHTTPSessionManager(build_server(settings, _session_of), json_response=True, stateless=True,
+                                        max_request_body_size=max_body)
 
 
 def _scope(request: web.Request, state: dict[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from proxy.http.query_api import QueryApi
 from proxy.http.routes import setup_bolt_port_routes, setup_http_routes
 from proxy.http.transactions import IDLE_TIMEOUT, TransactionRegistry
 from proxy.http.tx_endpoint import TransactionalEndpoint
-from proxy.mcp.tools import McpSettings
+from proxy.mcp.settings import McpSettings
 from proxy.session import Session
 
 REQUEST_TIMEOUT = 30.0      # seconds for a request head (and between requests on a kept-alive connection)
@@ -88,7 +88,6 @@ class HttpFrontEnd:
         return app
 
     async def setup(self) -> None:
-        await self.mcp.start()
         for runner in self._runners:
             await runner.setup()
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from proxy.backends.base import STAT_KEYS, Result, Summary
 from proxy.http import json_values as jv
+from proxy.mcp.settings import ResultLimits
 
 #: Characters encoded at a time: bpe-openai refuses a text of more than 200,000 tokens.
 _CHUNK = 50_000
@@ -46,14 +47,6 @@ def count_tokens(text: str, limit: int | None = None) -> int:
         if limit is not None and total > limit:
             break
     return total
-
-
-@dataclass(frozen=True, slots=True)
-class ResultLimits:
-    """How much of a result one tool answer holds (`--mcp-max-rows`, `--mcp-max-tokens`)."""
-
-    max_rows: int = 100
-    max_tokens: int = 4000
 
 
 def _json_header(keys: list[str]) -> str:

@@ -20,7 +20,8 @@ from mcp.server.lowlevel import Server
 from proxy import __version__
 from proxy.errors import CypherError, database_error
 from proxy.http.json_values import UnsupportedValue
-from proxy.mcp.tools import McpSettings, tools_for
+from proxy.mcp.settings import McpSettings
+from proxy.mcp.tools import tools_for
 from proxy.session import Session
 
 log = logging.getLogger("proxy.mcp")

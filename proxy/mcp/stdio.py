@@ -9,7 +9,7 @@ from __future__ import annotations
 from mcp.server.stdio import stdio_server
 
 from proxy.mcp.server import build_server
-from proxy.mcp.tools import McpSettings
+from proxy.mcp.settings import McpSettings
 from proxy.session import Session
 
 

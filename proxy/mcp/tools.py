@@ -23,16 +23,9 @@ from proxy.backends.base import TxConfig
 from proxy.errors import CypherError
 from proxy.http.body import consume_quietly
 from proxy.http.describe import describe_text
-from proxy.mcp.results import (
-    FORMATS, ResultLimits, counters_line, notification_lines, render_result,
-)
+from proxy.mcp.results import FORMATS, counters_line, notification_lines, render_result
+from proxy.mcp.settings import McpSettings, ResultLimits
 from proxy.session import Session
-
-
-@dataclass(frozen=True, slots=True)
-class McpSettings:
-    read_only: bool = False                     # --mcp-read-only: no write-cypher
-    limits: ResultLimits = field(default_factory=ResultLimits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,9 @@ from bpe_openai import get_encoding
 from hypothesis import given, settings, strategies as st
 
 from proxy.backends.base import Result, Summary
-from proxy.mcp.results import ResultLimits, count_tokens, counters_line, render_result
-from proxy.mcp.tools import TOOLS, McpSettings, plan_text, tools_for
+from proxy.mcp.results import count_tokens, counters_line, render_result
+from proxy.mcp.settings import McpSettings, ResultLimits
+from proxy.mcp.tools import TOOLS, plan_text, tools_for
 from proxy.values import Node
 
 CL100K = get_encoding("cl100k_base")
