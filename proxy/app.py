@@ -17,8 +17,8 @@ from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
-from proxy.http.server import HttpFrontEnd
 from proxy.errors import CypherError
+from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
 from proxy.mcp.settings import McpSettings, ResultLimits
 from proxy.session import PassThroughPlanner, Planner, Session
