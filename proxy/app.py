@@ -1,4 +1,5 @@
-"""Assembles the server: backend, planner, Bolt and HTTP listeners; runs until SIGTERM/SIGINT."""
+"""Assembles the server: backend, planner, Bolt and HTTP listeners; runs until SIGTERM/SIGINT.
+`serve_mcp_stdio` assembles `cypher-proxy mcp`: the MCP tools on stdio over one session."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
+from proxy.errors import CypherError
 from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
-from proxy.session import Planner, Session
+from proxy.mcp.settings import McpSettings, ResultLimits
+from proxy.session import PassThroughPlanner, Planner, Session
 
 log = logging.getLogger("cypher_proxy")
 
@@ -47,6 +50,11 @@ def create_planner(config: Config, backend: Backend) -> Planner:
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)
     return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
                             backend_kind=backend.kind, probe_cache=cache)
+
+
+def mcp_settings(config: Config) -> McpSettings:
+    return McpSettings(read_only=config.mcp_read_only,
+                       limits=ResultLimits(max_rows=config.mcp_max_rows, max_tokens=config.mcp_max_tokens))
 
 
 def _ssl_context(config: Config) -> ssl.SSLContext | None:
@@ -160,7 +168,7 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             return Session(backend, planner, logins=logins)
 
         http = HttpFrontEnd(sessions, tls=tls is not None, tx_idle_timeout=config.http_tx_timeout,
-                            bolt_limits=limits)
+                            bolt_limits=limits, mcp=mcp_settings(config))
         await http.setup()
         try:
             try:
@@ -185,5 +193,36 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             server.close()
         finally:
             await http.close()
+    finally:
+        await backend.stop()
+
+
+async def serve_mcp_stdio(config: Config, *, connect: str | None = None) -> None:
+    """`cypher-proxy mcp`: the MCP tools on stdin/stdout for the MCP client that started the
+    process, until stdin closes (or SIGTERM/SIGINT). Queries go to a running proxy at `connect`
+    (as they are: it evaluates the extensions), else to the database on the data directory,
+    planned as `serve` plans them. The session logs on once, with --user/--password."""
+    from proxy.mcp.stdio import serve_stdio
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, task.cancel)
+    if connect:
+        from proxy.backends.neo4j import Neo4jBackend
+        backend: Backend = Neo4jBackend(connect)
+    else:
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        backend = create_backend(config)
+    await backend.start()
+    try:
+        planner = PassThroughPlanner() if connect else create_planner(config, backend)
+        session = Session(backend, planner)
+        try:
+            await session.logon({"scheme": "basic", "principal": config.user, "credentials": config.password})
+        except CypherError as exc:
+            raise SystemExit(f"cypher-proxy mcp: cannot log in as {config.user!r}: {exc.message}") from None
+        await serve_stdio(session, mcp_settings(config))
+    except asyncio.CancelledError:
+        log.info("stopped by a signal")
     finally:
         await backend.stop()

@@ -1,4 +1,4 @@
-"""Command line: `cypher-proxy serve`, `cypher-proxy demo`, `cypher-proxy ts import`.
+"""Command line: `cypher-proxy serve`, `cypher-proxy demo`, `cypher-proxy mcp`, `cypher-proxy ts import`.
 
 Every `serve` flag can also be given as an environment variable `CYPHER_PROXY_<NAME>`
 (e.g. `CYPHER_PROXY_DATA_DIR`); a flag on the command line wins.
@@ -58,18 +58,12 @@ def _size_text(n: int) -> str:
     return str(n)
 
 
-def add_server_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags shared by `serve` and `demo` (a contract scripts rely on)."""
+def add_server_arguments(parser: argparse.ArgumentParser, *, listen: bool = True) -> None:
+    """The flags shared by `serve` and `demo` (a contract scripts rely on); `mcp` (on stdio) takes
+    them without the listening ones (`listen=False`)."""
     defaults = Config()
-    parser.add_argument("--bolt", type=_address, metavar="HOST:PORT",
-                        default=_address(_env("BOLT", f"{defaults.bolt_host}:{defaults.bolt_port}")),
-                        help="Bolt listen address (default 127.0.0.1:7687)")
-    parser.add_argument("--http", type=_address, metavar="HOST:PORT",
-                        default=_address(_env("HTTP", f"{defaults.http_host}:{defaults.http_port}")),
-                        help="HTTP listen address: Query API, transactional endpoint (default 127.0.0.1:7474)")
-    parser.add_argument("--http-tx-timeout", type=float, metavar="SECONDS",
-                        default=float(_env("HTTP_TX_TIMEOUT", str(defaults.http_tx_timeout))),
-                        help="roll back an HTTP transaction idle this long (default 30)")
+    if listen:
+        _add_listen_arguments(parser, defaults)
     parser.add_argument("--backend", choices=["falkordb", "neo4j"], default=_env("BACKEND", None),
                         help="graph database behind the proxy (default falkordb; neo4j if --upstream)")
     parser.add_argument("--upstream", default=_env("UPSTREAM", None), metavar="URI",
@@ -83,10 +77,6 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                              "CYPHER_PROXY_PASSWORD or --password-file: a flag shows in `ps`)")
     parser.add_argument("--password-file", type=Path, default=_optional_path(_env("PASSWORD_FILE", None)),
                         metavar="FILE", help="read the password from the first line of FILE")
-    parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
-                        help="PEM certificate: serve Bolt and HTTP over TLS (bolt+s://, wss://, https://)")
-    parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
-                        help="PEM private key for --tls-cert")
     parser.add_argument("--text-model", default=_env("TEXT_MODEL", None), metavar="PATH",
                         help="text_score model: a model2vec or sentence-transformers directory, or an "
                              ".onnx file (default: the built-in static MiniLM)")
@@ -100,6 +90,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
                         default=float(_env("TX_IDLE_TIMEOUT", str(defaults.tx_idle_timeout))),
                         help="roll back an explicit transaction idle this long (embedded database; "
                              "default 60, 0 = never)")
+    _add_mcp_arguments(parser, defaults)
     limits = parser.add_argument_group("limits (what one client may cost; README, \"Limits\")")
     for flag, kind, help_text in _LIMIT_FLAGS:
         name = flag.removeprefix("--").replace("-", "_")
@@ -108,6 +99,35 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         metavar = {_bytes: "SIZE", _seconds: "SECONDS"}.get(kind, "N")
         limits.add_argument(flag, type=kind, default=_env(name.upper(), shown), metavar=metavar,
                             help=f"{help_text} (default {shown})")
+
+
+def _add_listen_arguments(parser: argparse.ArgumentParser, defaults: Config) -> None:
+    parser.add_argument("--bolt", type=_address, metavar="HOST:PORT",
+                        default=_address(_env("BOLT", f"{defaults.bolt_host}:{defaults.bolt_port}")),
+                        help="Bolt listen address (default 127.0.0.1:7687)")
+    parser.add_argument("--http", type=_address, metavar="HOST:PORT",
+                        default=_address(_env("HTTP", f"{defaults.http_host}:{defaults.http_port}")),
+                        help="HTTP listen address: Query API, transactional endpoint, /mcp (default 127.0.0.1:7474)")
+    parser.add_argument("--http-tx-timeout", type=float, metavar="SECONDS",
+                        default=float(_env("HTTP_TX_TIMEOUT", str(defaults.http_tx_timeout))),
+                        help="roll back an HTTP transaction idle this long (default 30)")
+    parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
+                        help="PEM certificate: serve Bolt and HTTP over TLS (bolt+s://, wss://, https://)")
+    parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
+                        help="PEM private key for --tls-cert")
+
+
+def _add_mcp_arguments(parser: argparse.ArgumentParser, defaults: Config) -> None:
+    mcp = parser.add_argument_group("MCP tools (/mcp on the HTTP port, `cypher-proxy mcp` on stdio)")
+    mcp.add_argument("--mcp-read-only", action="store_true",
+                     default=_env("MCP_READ_ONLY", "").lower() in ("1", "true", "yes"),
+                     help="offer no write-cypher tool")
+    mcp.add_argument("--mcp-max-rows", type=int, metavar="N",
+                     default=int(_env("MCP_MAX_ROWS", str(defaults.mcp_max_rows))),
+                     help=f"rows in one tool answer (default {defaults.mcp_max_rows})")
+    mcp.add_argument("--mcp-max-tokens", type=int, metavar="N",
+                     default=int(_env("MCP_MAX_TOKENS", str(defaults.mcp_max_tokens))),
+                     help=f"cl100k tokens in one tool answer (default {defaults.mcp_max_tokens})")
 
 
 _LIMIT_FLAGS = (
@@ -133,18 +153,29 @@ def config_from_args(args: argparse.Namespace) -> Config:
         raise SystemExit("cypher-proxy: --backend neo4j needs --upstream URI (e.g. bolt://localhost:7687)")
     if args.text_model and not Path(args.text_model).expanduser().is_dir():
         raise SystemExit(f"cypher-proxy: --text-model {args.text_model}: not a model directory")
-    if bool(args.tls_cert) != bool(args.tls_key):
-        raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
+    if args.mcp_max_rows < 1 or args.mcp_max_tokens < 200:
+        raise SystemExit("cypher-proxy: --mcp-max-rows must be at least 1 and --mcp-max-tokens at least 200 "
+                         "(the note saying what was cut takes ~50)")
     return Config(
-        bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
-        http_tx_timeout=args.http_tx_timeout,
+        **_listen_config(args),
         backend=backend, upstream=args.upstream, data_dir=args.data_dir.resolve(),
-        user=args.user, password=_password(args), tls_cert=args.tls_cert, tls_key=args.tls_key,
+        user=args.user, password=_password(args),
         log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout, text_model=args.text_model,
-        probe_cache_ttl=args.probe_cache_ttl,
+        probe_cache_ttl=args.probe_cache_ttl, mcp_read_only=args.mcp_read_only,
+        mcp_max_rows=args.mcp_max_rows, mcp_max_tokens=args.mcp_max_tokens,
         **{flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
            for flag, _, _ in _LIMIT_FLAGS},
     )
+
+
+def _listen_config(args: argparse.Namespace) -> dict:
+    """The listening part of the Config (none for `mcp`, which serves stdio)."""
+    if not hasattr(args, "bolt"):
+        return {}
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise SystemExit("cypher-proxy: --tls-cert and --tls-key go together")
+    return dict(bolt_host=args.bolt[0], bolt_port=args.bolt[1], http_host=args.http[0], http_port=args.http[1],
+                http_tx_timeout=args.http_tx_timeout, tls_cert=args.tls_cert, tls_key=args.tls_key)
 
 
 def _password(args: argparse.Namespace) -> str:
@@ -164,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_arguments(commands.add_parser("serve", help="serve Bolt in front of a graph database"))
     add_server_arguments(commands.add_parser(
         "demo", help="load the Sodir sample graph (first run only), then serve it"))
+    mcp = commands.add_parser("mcp", help="serve the MCP tools on stdio (for an MCP client to start)")
+    add_server_arguments(mcp, listen=False)
+    mcp.add_argument("--connect", metavar="URI", default=_env("CONNECT", None),
+                     help="bolt:// URI of a running cypher-proxy to send the queries to (default: start "
+                          "the database on --data-dir, which no running proxy may be using)")
     ts = commands.add_parser("ts", help="timeseries store commands").add_subparsers(dest="ts_command", required=True)
     from extensions.timeseries.importer import add_import_arguments
     add_import_arguments(ts.add_parser("import", help="import timeseries from CSV or Parquet"))
@@ -187,10 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     config = config_from_args(args)
     logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from proxy.app import serve
+    from proxy.app import serve, serve_mcp_stdio
+    main_task = (serve_mcp_stdio(config, connect=args.connect) if args.command == "mcp"
+                 else serve(config, demo=args.command == "demo"))
     try:
         with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
-            runner.run(serve(config, demo=args.command == "demo"))
+            runner.run(main_task)
     except KeyboardInterrupt:
         pass
     return 0

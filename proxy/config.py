@@ -38,3 +38,7 @@ class Config:
     query_timeout: float = 30.0                 # seconds, when the client sets no timeout
     max_unread_result: int = 64 << 20           # bytes of a result the client has not pulled,
     unread_result_timeout: float = 30.0         # ... held longer than this, are released
+    # MCP (`/mcp` on the HTTP port, `cypher-proxy mcp` on stdio)
+    mcp_read_only: bool = False                 # no write-cypher tool
+    mcp_max_rows: int = 100                     # rows in one tool answer ...
+    mcp_max_tokens: int = 4000                  # ... and cl100k tokens

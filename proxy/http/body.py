@@ -45,22 +45,28 @@ class HttpError(Exception):
 async def read_json(request: web.Request) -> Any:
     """The request's JSON body (None when empty); raises CypherError on a bad body and
     HttpError 413 on one over the application's `client_max_size`."""
-    limit = request.client_max_size
-    if request.content_length is not None and request.content_length > limit:
-        raise HttpError(413, too_large(limit, request.content_length))
-    try:
-        raw = await asyncio.wait_for(request.read(), BODY_TIMEOUT)
-    except asyncio.TimeoutError:
-        raise CypherError("Neo.ClientError.Request.Invalid",
-                          f"The request body did not arrive within {BODY_TIMEOUT:g} s.") from None
-    except web.HTTPRequestEntityTooLarge:
-        raise HttpError(413, too_large(limit)) from None
+    raw = await read_body(request)
     if not raw.strip():
         return None
     try:
         return json.loads(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise invalid_format(f"Unable to deserialize request: {exc}") from None
+
+
+async def read_body(request: web.Request) -> bytes:
+    """The request's body, within the application's `client_max_size` (else HttpError 413)
+    and `BODY_TIMEOUT`."""
+    limit = request.client_max_size
+    if request.content_length is not None and request.content_length > limit:
+        raise HttpError(413, too_large(limit, request.content_length))
+    try:
+        return await asyncio.wait_for(request.read(), BODY_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise CypherError("Neo.ClientError.Request.Invalid",
+                          f"The request body did not arrive within {BODY_TIMEOUT:g} s.") from None
+    except web.HTTPRequestEntityTooLarge:
+        raise HttpError(413, too_large(limit)) from None
 
 
 def sends_typed(request: web.Request) -> bool:

@@ -8,8 +8,18 @@ from aiohttp import web
 
 from proxy.backends.base import TxConfig
 from proxy.http.api import HttpApi
+from proxy.session import Session
 
 _QUERY = "CALL describe($options)"
+
+
+async def describe_text(session: Session, database: str | None, types: list[str] | None) -> str:
+    """describe()'s text (with `types`: their detail), read in a read transaction."""
+    config = TxConfig(database=database, mode="r")
+    result = await session.run(_QUERY, {"options": {"types": types or None}}, config)
+    rows = await result.fetch(-1)
+    await result.consume()
+    return rows[0][0]
 
 
 class DescribeEndpoint(HttpApi):
@@ -17,8 +27,5 @@ class DescribeEndpoint(HttpApi):
         session = await self.logon(request)
         types = [name.strip() for value in request.query.getall("types", [])
                  for name in value.split(",") if name.strip()]
-        config = TxConfig(database=request.match_info.get("db"), mode="r")
-        result = await session.run(_QUERY, {"options": {"types": types or None}}, config)
-        rows = await result.fetch(-1)
-        await result.consume()
-        return web.Response(text=rows[0][0], content_type="text/plain", charset="utf-8")
+        text = await describe_text(session, request.match_info.get("db"), types)
+        return web.Response(text=text, content_type="text/plain", charset="utf-8")

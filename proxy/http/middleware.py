@@ -26,7 +26,7 @@ def _http_exception(request: web.Request, exc: web.HTTPException) -> web.Respons
         error = CypherError("Neo.ClientError.Request.Invalid",
                             f"No endpoint at {request.path}. The HTTP APIs are GET / (discovery), "
                             "/db/{database}/query/v2[/tx[/{id}[/commit]]], "
-                            "/db/{database}/tx[/{id}][/commit] and [/db/{database}]/describe.")
+                            "/db/{database}/tx[/{id}][/commit], [/db/{database}]/describe and /mcp.")
     elif exc.status == 405:
         allowed = ", ".join(sorted(getattr(exc, "allowed_methods", ()) or ()))
         error = CypherError("Neo.ClientError.Request.Invalid",

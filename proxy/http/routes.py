@@ -8,14 +8,15 @@ from aiohttp import web
 
 from proxy.http.describe import DescribeEndpoint
 from proxy.http.discovery import discovery
+from proxy.http.mcp import McpEndpoint
 from proxy.http.query_api import QueryApi
 from proxy.http.tx_endpoint import TransactionalEndpoint
 from proxy.http.websocket import BoltServe, serve_websocket
 
 
 def setup_http_routes(app: web.Application, query_api: QueryApi, tx: TransactionalEndpoint,
-                      describe: DescribeEndpoint) -> None:
-    """The HTTP port: discovery, the Query API v2, the transactional endpoint and describe()."""
+                      describe: DescribeEndpoint, mcp: McpEndpoint) -> None:
+    """The HTTP port: discovery, the Query API v2, the transactional endpoint, describe() and MCP."""
     add = app.router.add_route
     app.router.add_get("/", discovery)                       # (and HEAD)
     add("POST", "/db/{db}/query/v2", query_api.run)
@@ -30,6 +31,7 @@ def setup_http_routes(app: web.Application, query_api: QueryApi, tx: Transaction
     add("POST", "/db/{db}/tx/{tx}/commit", tx.commit)
     app.router.add_get("/describe", describe.describe)
     app.router.add_get("/db/{db}/describe", describe.describe)
+    add("POST", "/mcp", mcp.handle)          # MCP's Streamable HTTP (GET: 405, no server-sent stream)
 
 
 def setup_bolt_port_routes(app: web.Application, serve_bolt: BoltServe) -> None:

@@ -1,7 +1,7 @@
 """Assembles the HTTP front end: two aiohttp applications on the proxy's one event loop.
 
 - The HTTP port (`--http`, default 7474): discovery, the Query API v2, the
-  transactional endpoint, `GET /describe`.
+  transactional endpoint, `GET /describe`, and MCP's Streamable HTTP at `/mcp`.
 - The Bolt port's HTTP side: `proxy/bolt/server.py` hands over every connection whose
   first bytes are an HTTP request; `GET /` answers discovery or upgrades to Bolt over
   WebSocket.
@@ -27,11 +27,13 @@ from proxy.http.auth import AuthCache
 from proxy.http.body import MAX_BODY
 from proxy.http.describe import DescribeEndpoint
 from proxy.http.discovery import ENDPOINTS, Endpoints
+from proxy.http.mcp import McpEndpoint
 from proxy.http.middleware import allow_any_origin, neo4j_errors
 from proxy.http.query_api import QueryApi
 from proxy.http.routes import setup_bolt_port_routes, setup_http_routes
 from proxy.http.transactions import IDLE_TIMEOUT, TransactionRegistry
 from proxy.http.tx_endpoint import TransactionalEndpoint
+from proxy.mcp.settings import McpSettings
 from proxy.session import Session
 
 REQUEST_TIMEOUT = 30.0      # seconds for a request head (and between requests on a kept-alive connection)
@@ -58,18 +60,20 @@ class HttpFrontEnd:
 
     def __init__(self, session_factory: Callable[[], Session], *, tls: bool = False,
                  tx_idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
-                 max_body: int = MAX_BODY, bolt_limits: BoltLimits = BoltLimits()):
+                 max_body: int = MAX_BODY, bolt_limits: BoltLimits = BoltLimits(),
+                 mcp: McpSettings = McpSettings()):
         self.endpoints = Endpoints(tls=tls)
         auth = AuthCache()
         self.query_api = QueryApi(session_factory, auth, TransactionRegistry(tx_idle_timeout))
         self.tx_endpoint = TransactionalEndpoint(session_factory, auth, TransactionRegistry(tx_idle_timeout))
         describe = DescribeEndpoint(session_factory, auth, self.query_api.transactions)
+        self.mcp = McpEndpoint(session_factory, auth, self.query_api.transactions, settings=mcp, max_body=max_body)
 
         async def serve_bolt(reader, writer) -> None:
             await serve_bolt_stream(reader, writer, session_factory, limits=bolt_limits)
 
         http_app = self._application(max_body)
-        setup_http_routes(http_app, self.query_api, self.tx_endpoint, describe)
+        setup_http_routes(http_app, self.query_api, self.tx_endpoint, describe, self.mcp)
         bolt_app = self._application(max_body)
         setup_bolt_port_routes(bolt_app, serve_bolt)
         runner_options = dict(handle_signals=False, access_log=None, keepalive_timeout=request_timeout,
@@ -106,5 +110,6 @@ class HttpFrontEnd:
             server.close()
         for runner in self._runners:
             await runner.cleanup()
+        await self.mcp.close()
         await self.query_api.transactions.close()
         await self.tx_endpoint.transactions.close()

@@ -429,7 +429,7 @@ def test_bolt_port_refuses_other_http_methods(proxy):
         assert sock.recv(100) == b""                       # closed, as Neo4j's Bolt port does
 
 
-def test_tls_serves_https_and_wss(tmp_path):
+def test_tls_serves_https_wss_and_mcp(tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=localhost", "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
@@ -446,6 +446,11 @@ def test_tls_serves_https_and_wss(tmp_path):
             async with session.post(f"{https}/db/neo4j/query/v2", json={"statement": "RETURN 'tls' AS s"},
                                     headers={"Authorization": basic(USER, PASSWORD)}) as reply:
                 assert (await reply.json())["data"]["values"] == [["tls"]]
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "read-cypher", "arguments": {"query": "RETURN 'tls' AS s"}}}
+            async with session.post(f"{https}/mcp", json=call, headers={
+                    "Authorization": basic(USER, PASSWORD), "Accept": "application/json, text/event-stream"}) as reply:
+                assert (await reply.json())["result"]["content"][0]["text"] == '["s"]\n["tls"]'
             async with session.ws_connect(f"wss://{bolt}/") as ws:
                 await ws.send_bytes(bytes.fromhex("6060b017" "00000405") + bytes(12))
                 assert (await ws.receive(timeout=10)).data == bytes.fromhex("00000405")
