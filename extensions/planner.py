@@ -142,12 +142,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian = {}, []
+        derived, cartesian, after = {}, [], set()
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
-            derived, cartesian = bridged.derived, bridged.cartesian
+            derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -157,9 +157,9 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not cartesian and not (tree.options and kind == "falkordb"):
+        if not edits and not cartesian and not after and not (tree.options and kind == "falkordb"):
             return None
-        body = splice(query, tree.parts[0].span[0], len(query), edits)
+        body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,

@@ -1,0 +1,192 @@
+"""Writes inside `CALL { }` subqueries: run for every row, as Neo4j does, or refused.
+
+FalkorDB 4.16 runs a subquery that holds a MERGE or a DELETE once, for the first incoming row,
+without an error: `UNWIND $rows AS row CALL { WITH row MERGE (:Item {k: row.k}) }` over six rows
+merges one node, `MATCH (a:A) CALL { WITH a DELETE a }` deletes one, and every other clause of
+that subquery runs once too; a returning subquery returns one row. CREATE, SET and REMOVE alone
+run per row. A subquery whose writes include a MERGE or a DELETE becomes:
+
+- a unit subquery (no RETURN) whose body is only writes and UNWINDs ->
+  `FOREACH (__u IN [1] | <writes>)`, each `UNWIND x AS v` -> `FOREACH (v IN x | ...)`; FOREACH
+  keeps the outer rows as they are, as a unit subquery does, and runs its body row by row
+  (measured: ON CREATE / ON MATCH counters per row as in Neo4j). UNION branches of a unit
+  subquery become one inner FOREACH each, so each row runs the first branch, then the next.
+- the last clause of the query, a unit subquery reading too (`CALL (row) { MATCH ... MERGE ... }`)
+  -> its body after `WITH <imports>`: nothing follows, so the rows it leaves do not matter.
+- a returning subquery with one MERGE or CREATE then a RETURN of plain items ->
+  `<MERGE> WITH <outer variables>, <returned items>`: the MERGE yields the same rows for each
+  outer row inside or outside the subquery.
+- anything else is refused with an error that shows the forms above.
+
+The subquery sees only its imports; FOREACH and the flat forms see every outer variable, so a
+body that reads a variable it did not import is refused as Neo4j refuses it, and one that
+declares a name the outer query already uses is refused (rename it).
+"""
+
+from __future__ import annotations
+
+from proxy.errors import CypherError, syntax_error
+
+from ..cypher import ast as A
+from ..cypher.render import name as quote_name
+from .rule import Context, Edit, Rule
+
+UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
+_UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+#: The writes FalkorDB runs only once inside a subquery.
+_ONCE = (A.Merge, A.Delete)
+
+
+def subquery_writes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
+    """Edits for every CALL subquery of `part` that holds a MERGE or a DELETE."""
+    edits: list[Edit] = []
+    scopes = A.scopes(part)
+    for index, clause in enumerate(part.clauses):
+        if isinstance(clause, A.CallSubquery) and any(isinstance(n, _ONCE) for n in clause.query.walk()):
+            outer = set(scopes[index - 1]) if index else set()
+            edits += _bridge(clause, outer, index == len(part.clauses) - 1, ctx)
+    return edits
+
+
+def _bridge(call: A.CallSubquery, outer: set[str], last: bool, ctx: Context) -> list[Edit]:
+    if call.in_transactions is not None and call.in_transactions.report is not None:
+        raise _refuse("CALL { ... } IN TRANSACTIONS ... REPORT STATUS", "")
+    bodies = [_split(part, call, outer) for part in call.query.parts]
+    returning = isinstance(call.query.parts[-1].clauses[-1], A.Return)
+    for imported, body in bodies:
+        _check_scope(body, imported, outer, ctx)
+    if not returning and all(_only_writes(body) for _, body in bodies):
+        return _as_foreach(call, bodies, ctx)
+    if not returning and last and len(bodies) == 1:
+        return _flattened(call, bodies[0][0], bodies[0][1], ctx)
+    if returning and len(bodies) == 1 and not call.optional and _single_write_returning(bodies[0][1]):
+        return _flattened_returning(call, bodies[0][1], outer, ctx)
+    raise _refuse("a CALL { } subquery with a MERGE or DELETE", call.text_in(ctx.text))
+
+
+def _split(part: A.SingleQuery, call: A.CallSubquery, outer: set[str]) -> tuple[set[str], tuple]:
+    """(the variables the part imports, its clauses after the importing WITH)."""
+    clauses = part.clauses
+    if call.scope is not None:
+        return (set(outer) if call.scope == ("*",) else {v.name for v in call.scope}), clauses
+    first = clauses[0]
+    if isinstance(first, A.With) and _importing(first):
+        imported = set(outer) if first.star else {item.expr.name for item in first.items}
+        return imported, clauses[1:]
+    return set(), clauses
+
+
+def _importing(clause: A.With) -> bool:
+    """`WITH a, b` / `WITH *`: plain references, nothing else."""
+    plain = all(isinstance(i.expr, A.Variable) and i.alias in (None, i.expr.name) for i in clause.items)
+    return plain and not (clause.where or clause.order_by or clause.skip or clause.limit or clause.distinct)
+
+
+def _only_writes(body: tuple) -> bool:
+    return bool(body) and all(isinstance(c, _UPDATING + (A.Unwind,)) for c in body) \
+        and isinstance(body[-1], _UPDATING)
+
+
+def _single_write_returning(body: tuple) -> bool:
+    """`MERGE|CREATE ... RETURN a, b.x AS y`: one write, plain items, nothing that regroups rows."""
+    if len(body) != 2 or not isinstance(body[0], (A.Merge, A.Create)) or not isinstance(body[1], A.Return):
+        return False
+    ret = body[1]
+    return not (ret.star or ret.distinct or ret.order_by or ret.skip or ret.limit) and not any(
+        isinstance(n, A.CountStar) or (isinstance(n, A.FunctionCall) and n.lower_name in _AGGREGATES)
+        for n in ret.walk())
+
+
+_AGGREGATES = {"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "percentilecont",
+               "percentiledisc"}
+
+
+def _check_scope(body: tuple, imported: set[str], outer: set[str], ctx: Context) -> None:
+    """Neo4j's scoping, which the rewritten forms no longer enforce."""
+    declared = _declared(body)
+    hidden = outer - imported
+    for node in (n for clause in body for n in clause.walk()):
+        if isinstance(node, A.Variable) and node.name in hidden and node.name not in declared:
+            raise syntax_error(f"Variable `{node.name}` not defined (import it into the subquery: "
+                               f"`CALL ({node.name}) {{ ... }}` or `CALL {{ WITH {node.name} ... }}`)")
+    clash = sorted(declared & hidden)
+    if clash:
+        raise _refuse("a CALL { } subquery with a MERGE or DELETE that declares "
+                      f"`{clash[0]}`, a name the outer query also uses", "",
+                      f"Rename `{clash[0]}` inside the subquery.")
+
+
+def _declared(body: tuple) -> set[str]:
+    names: set[str] = set()
+    for clause in body:
+        for node in clause.walk():
+            if isinstance(node, (A.Create, A.Match)):
+                names |= set(A.pattern_bindings(node.pattern))
+            elif isinstance(node, A.Merge):
+                names |= set(A.pattern_bindings(node.path))
+            elif isinstance(node, (A.Unwind, A.Foreach)):
+                names.add(node.var.name)
+            elif isinstance(node, A._Projection):
+                names |= {item.alias for item in node.items if item.alias}
+    return names
+
+
+def _as_foreach(call: A.CallSubquery, bodies: list, ctx: Context) -> list[Edit]:
+    """`CALL { WITH x <writes> }` -> `FOREACH (__u IN [1] | <writes>)` (UNWINDs nested)."""
+    edits: list[Edit] = []
+    branch = len(bodies) > 1
+    opened = f"FOREACH ({ctx.fresh('u')} IN [1] | "
+    cursor = call.span[0]
+    for (_, body), part in zip(bodies, call.query.parts):
+        head = f"FOREACH ({ctx.fresh('u')} IN [1] | " if branch else ""
+        edits.append((cursor, body[0].span[0], opened + head))
+        opened, closing = "", 1 if branch else 0
+        for clause in body:
+            if isinstance(clause, A.Unwind):
+                items = clause.expr.text_in(ctx.text)
+                edits.append((clause.span[0], clause.span[1],
+                              f"FOREACH ({quote_name(clause.var.name)} IN {_as_list(items)} |"))
+                closing += 1
+        edits.append((body[-1].span[1], body[-1].span[1], ")" * closing))
+        cursor = body[-1].span[1]
+        if part is not call.query.parts[-1]:
+            following = call.query.parts[call.query.parts.index(part) + 1]
+            edits.append((cursor, following.span[0], " "))
+            cursor = following.span[0]
+    edits.append((cursor, call.span[1], ")"))
+    return edits
+
+
+def _as_list(items: str) -> str:
+    """UNWIND's reading of a value: a list as it is, null as no row, anything else as one row."""
+    return f"(CASE typeOf({items}) WHEN 'List' THEN {items} WHEN 'Null' THEN [] ELSE [{items}] END)"
+
+
+def _flattened(call: A.CallSubquery, imported: set[str], body: tuple, ctx: Context) -> list[Edit]:
+    """The query's last clause, a unit subquery -> `WITH <imports> <body>`."""
+    head = f"WITH {', '.join(quote_name(v) for v in sorted(imported))} " if imported else ""
+    return [(call.span[0], body[0].span[0], head), (body[-1].span[1], call.span[1], "")]
+
+
+def _flattened_returning(call: A.CallSubquery, body: tuple, outer: set[str], ctx: Context) -> list[Edit]:
+    """`CALL { WITH x MERGE ... RETURN items }` -> `MERGE ... WITH <outer>, items`."""
+    write, ret = body
+    keep = "".join(f"{quote_name(v)}, " for v in sorted(outer))
+    return [(call.span[0], write.span[0], ""),
+            (ret.span[0], ret.items[0].span[0], f" WITH {keep}"),
+            (ret.span[1], call.span[1], "")]
+
+
+def _refuse(construct: str, text: str, instead: str = "") -> CypherError:
+    shown = f" ({text.strip()[:120]})" if text else ""
+    return CypherError(UNSUPPORTED, (
+        f"{construct}{shown} cannot run faithfully on the embedded FalkorDB: it would run the "
+        "subquery for the first row only. "
+        + (instead or "Write it as a unit subquery of writes only (`CALL { WITH row MERGE ... SET ... }`, "
+           "which runs as FOREACH), as the query's last clause, or as one MERGE/CREATE returning plain "
+           "items (`CALL { WITH row MERGE (n:L {k: row.k}) RETURN n }`); or do the MATCH before the "
+           "CALL and use FOREACH (x IN list | MERGE ...).")
+        + " (A limit of the embedded FalkorDB; Neo4j accepts this query.)"))
+
+
+RULES = (Rule(A.SingleQuery, subquery_writes, ("merge", "delete"), r"\bcall\s*[({]"),)
