@@ -1,0 +1,156 @@
+"""Neo4j's answers for CASE, writes in CALL subqueries and SKIP/LIMIT through the proxy on the
+embedded FalkorDB (issue 25): each shape FalkorDB answers differently on its own, through the
+real driver, with the graph checked after the write."""
+
+from __future__ import annotations
+
+import neo4j
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.harness import NO_LOCKOUT, PASSWORD, USER, ProxyProcess
+
+
+@pytest.fixture(scope="module")
+def db():
+    with ProxyProcess(args=NO_LOCKOUT) as process, \
+            neo4j.GraphDatabase.driver(process.uri, auth=(USER, PASSWORD)) as driver:
+        yield driver
+
+
+@pytest.fixture
+def graph(db):
+    db.execute_query("MATCH (n) DETACH DELETE n")
+    return db
+
+
+def values(driver, query, **params):
+    records, _, _ = driver.execute_query(query, params)
+    return [record[0] for record in records]
+
+
+def count(driver, label):
+    return values(driver, f"MATCH (n:{label}) RETURN count(n)")[0]
+
+
+# -- CASE evaluates the branch it takes only
+
+@pytest.mark.parametrize("query", [
+    "UNWIND [0, 5] AS n RETURN CASE WHEN n = 0 THEN 0 ELSE 100 / n END",
+    "UNWIND [0, 5] AS n RETURN CASE n WHEN 0 THEN 0 ELSE 100 / n END",
+    "UNWIND [0, 5] AS n RETURN CASE WHEN n = 0 THEN 0 WHEN 100 / n > 30 THEN 1 ELSE 20 END",
+    "UNWIND [0, 5] AS n RETURN CASE WHEN n = 0 THEN 0 ELSE CASE WHEN n > 3 THEN 100 / n ELSE -1 END END",
+])
+def test_case_skips_the_untaken_division(graph, query):
+    assert values(graph, query) == [0, 20]
+
+
+def test_case_in_where_order_by_and_set(graph):
+    assert values(graph, "UNWIND [0, 4, 5] AS n WITH n WHERE CASE WHEN n = 0 THEN true ELSE 100 / n > 30 END "
+                         "RETURN n ORDER BY CASE WHEN n = 0 THEN 1000 ELSE 100 / n END") == [0]
+    assert values(graph, "UNWIND [0, 5] AS n CREATE (m:Ratio) SET m.v = CASE WHEN n = 0 THEN -1 ELSE 100 / n END "
+                         "RETURN m.v ORDER BY m.v") == [-1, 20]
+
+
+def test_case_with_duration_of_null_in_the_untaken_branch(graph):
+    got = values(graph, "UNWIND [null, 2] AS d RETURN CASE WHEN d IS NULL THEN 0 ELSE duration({days: d}) END")
+    assert got[0] == 0 and got[1].days == 2
+    assert values(graph, "RETURN CASE WHEN $d IS NULL THEN 'none' ELSE duration({days: $d}) END", d=None) == ["none"]
+
+
+def test_case_keeps_list_results_and_nulls(graph):
+    assert values(graph, "UNWIND [0, 1, 2] AS n RETURN CASE WHEN n = 0 THEN [1, 2] WHEN n = 1 THEN null "
+                         "ELSE [x IN range(1, n) | 10 / x] END") == [[1, 2], None, [10, 5]]
+
+
+# -- writes inside CALL { } run for every row
+
+ROWS = [{"k": i % 4} for i in range(6)]
+
+
+@pytest.mark.parametrize("query", [
+    "UNWIND $rows AS row CALL { WITH row MERGE (:Item {k: row.k}) }",
+    "UNWIND $rows AS row CALL (row) { MERGE (:Item {k: row.k}) }",
+    "UNWIND $rows AS row CALL { WITH row MERGE (:Item {k: row.k}) } RETURN count(*) AS rows",
+    "UNWIND $rows AS row CALL { WITH row MERGE (i:Item {k: row.k}) RETURN i } RETURN count(*) AS rows",
+    "UNWIND [$rows] AS batch CALL { WITH batch UNWIND batch AS row MERGE (:Item {k: row.k}) } RETURN 1",
+    "UNWIND $rows AS row CALL { WITH row MERGE (:Item {k: row.k}) } IN TRANSACTIONS OF 2 ROWS",
+])
+def test_merge_in_a_subquery_runs_per_row(graph, query):
+    got = values(graph, query, rows=ROWS)
+    assert count(graph, "Item") == 4
+    assert got in ([], [6], [1])
+
+
+def test_merge_actions_and_row_order_in_a_subquery(graph):
+    got = values(graph, "UNWIND $rows AS row CALL { WITH row MERGE (i:Item {k: row.k}) ON CREATE SET i.c = 1 "
+                        "ON MATCH SET i.c = i.c + 1 } RETURN row.k", rows=ROWS)
+    assert got == [r["k"] for r in ROWS]
+    assert values(graph, "MATCH (i:Item) RETURN [i.k, i.c] ORDER BY i.k") == [[0, 2], [1, 2], [2, 1], [3, 1]]
+
+
+def test_returning_merge_subquery_keeps_outer_rows(graph):
+    got = values(graph, "UNWIND $rows AS row CALL { WITH row MERGE (i:Item {k: row.k}) RETURN i.k AS k } "
+                        "RETURN [row.k, k]", rows=ROWS)
+    assert sorted(got) == sorted([r["k"], r["k"]] for r in ROWS)      # no ORDER BY: any order
+
+
+def test_union_of_unit_subqueries_and_delete(graph):
+    values(graph, "UNWIND $rows AS row CALL { WITH row MERGE (:A {k: row.k}) UNION WITH row MERGE (:B {k: row.k}) }",
+           rows=ROWS)
+    assert (count(graph, "A"), count(graph, "B")) == (4, 4)
+    assert values(graph, "MATCH (a:A) CALL { WITH a DETACH DELETE a } RETURN count(*)") == [4]
+    assert count(graph, "A") == 0
+
+
+def test_subqueries_that_cannot_run_per_row_are_refused(graph):
+    graph.execute_query("CREATE (:A)-[:R]->(:B)")
+    with pytest.raises(neo4j.exceptions.ClientError, match="first row only"):
+        graph.execute_query("MATCH (a:A) CALL { WITH a MATCH (a)-[r]->() DELETE r } RETURN count(*)")
+    with pytest.raises(neo4j.exceptions.ClientError, match="not defined"):
+        graph.execute_query("MATCH (a:A), (b:B) CALL { WITH a MERGE (:C {b: b.x}) } RETURN 1")
+    assert values(graph, "MATCH ()-[r]->() RETURN count(r)") == [1]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.integers(min_value=0, max_value=6), max_size=12))
+def test_random_rows_merged_in_a_subquery(db, keys):
+    db.execute_query("MATCH (n:Rand) DELETE n")
+    db.execute_query("UNWIND $rows AS row CALL { WITH row MERGE (n:Rand {k: row.k}) ON MATCH SET n.seen = "
+                     "coalesce(n.seen, 1) + 1 }", {"rows": [{"k": k} for k in keys]})
+    stored = dict(values(db, "MATCH (n:Rand) RETURN [n.k, coalesce(n.seen, 1)]"))
+    assert stored == {k: keys.count(k) for k in set(keys)}
+
+
+# -- LIMIT 0 and big or computed counts
+
+@pytest.mark.parametrize("query, params", [
+    ("CREATE (n:N) RETURN n LIMIT 0", {}),
+    ("CREATE (n:N) RETURN n LIMIT $l", {"l": 0}),
+    ("CREATE (n:N) WITH n LIMIT 0 RETURN n", {}),
+    ("CREATE (n:N) RETURN n SKIP 1 LIMIT 0", {}),
+    ("UNWIND [1] AS i CALL { WITH i CREATE (n:N) RETURN n LIMIT 0 } RETURN n", {}),
+])
+def test_limit_zero_keeps_the_writes(graph, query, params):
+    assert values(graph, query, **params) == []
+    assert count(graph, "N") == 1
+
+
+def test_limit_zero_after_set_and_delete(graph):
+    graph.execute_query("UNWIND range(1, 3) AS i CREATE (:N {i: i})")
+    assert values(graph, "MATCH (n:N) SET n.x = 1 RETURN n LIMIT 0") == []
+    assert values(graph, "MATCH (n:N) WHERE n.x = 1 RETURN count(n)") == [3]
+    assert values(graph, "MATCH (n:N) DETACH DELETE n RETURN 1 LIMIT 0") == []
+    assert count(graph, "N") == 0
+
+
+def test_counts_past_32_bits_and_expressions(graph):
+    assert values(graph, "UNWIND range(1, 3) AS i RETURN i LIMIT 4294967296") == [1, 2, 3]
+    assert values(graph, "UNWIND range(1, 3) AS i RETURN i SKIP 4294967296") == []
+    assert values(graph, "UNWIND range(1, 3) AS i RETURN i LIMIT $l", l=2**62) == [1, 2, 3]
+    assert values(graph, "UNWIND range(1, 5) AS i RETURN i SKIP $page * 2 LIMIT toInteger($limit)",
+                  page=1, limit="2") == [3, 4]
+    assert values(graph, "UNWIND range(1, 5) AS i RETURN i LIMIT toInteger(ceil(1.7))") == [1, 2]
+    with pytest.raises(neo4j.exceptions.ClientError):
+        graph.execute_query("RETURN 1 LIMIT $l", {"l": -1})
