@@ -170,9 +170,15 @@ SIMILARITY = {"vector.similarity.cosine": "(1.0 - vec.cosineDistance({a}, {b}) /
 
 
 def _vector(arg: A.Expr, text: str) -> str:
-    """A FalkorDB vector: a stored property is one already (vectors are stored with vecf32, see
-    `_set_vector`); lists (parameters, literals, expressions) are converted."""
-    return arg.text_in(text) if isinstance(arg, A.Property) else f"vecf32({arg.text_in(text)})"
+    """A FalkorDB vector: lists (parameters, literals) are converted; a stored property may be
+    either (`_set_vector` stores vecf32, a plain SET a list), and `vecf32` of a vector fails, so
+    it is converted only when it is not one (in a comprehension: FalkorDB's CASE would run
+    `vecf32` on both)."""
+    if not isinstance(arg, A.Property):
+        return f"vecf32({arg.text_in(text)})"
+    value = arg.text_in(text)
+    return (f"([__v IN [{value}] WHERE typeOf(__v) = 'Vectorf32' | __v]"
+            f" + [__v IN [{value}] WHERE typeOf(__v) <> 'Vectorf32' | vecf32(__v)])[0]")
 
 
 def _set_vector(call: A.CallProcedure, text: str) -> list[Edit]:

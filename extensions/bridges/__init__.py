@@ -14,6 +14,7 @@ refuses the query with an error that says what cannot be run faithfully and what
 - writes in `CALL { }` subqueries that FalkorDB runs for the first row only -> FOREACH or the
   flat form, else refused (`subqueries.py`);
 - CASE evaluating only the branch it takes (`lazy_case.py`, rewritten after the other edits);
+- `point.distance(a, b)` -> Neo4j's haversine formula in metres (`points.py`);
 - SKIP/LIMIT: writes kept under `LIMIT 0`, counts past 32 bits clamped, expressions without
   variables computed as derived parameters (`limits.py`, `constants.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
@@ -29,11 +30,11 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import lazy_case, limits, notifications, regex, subqueries, temporal, writes
+from . import lazy_case, limits, notifications, points, regex, subqueries, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *limits.RULES,
-                              *subqueries.RULES, *lazy_case.RULES)
+                              *subqueries.RULES, *lazy_case.RULES, *points.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

@@ -154,3 +154,31 @@ def test_counts_past_32_bits_and_expressions(graph):
     assert values(graph, "UNWIND range(1, 5) AS i RETURN i LIMIT toInteger(ceil(1.7))") == [1, 2]
     with pytest.raises(neo4j.exceptions.ClientError):
         graph.execute_query("RETURN 1 LIMIT $l", {"l": -1})
+
+
+# -- shims: schema properties, point.distance, vector similarity on stored lists and vectors
+
+def test_schema_type_properties_list_the_properties(graph):
+    graph.execute_query("CREATE (:Ticket {title: 't', id: 7})-[:ABOUT {since: 2020}]->(:Topic)")
+    nodes = graph.execute_query("CALL db.schema.nodeTypeProperties() YIELD nodeLabels, propertyName "
+                                "RETURN nodeLabels, propertyName ORDER BY propertyName").records
+    assert [(r["nodeLabels"], r["propertyName"]) for r in nodes if r["nodeLabels"] == ["Ticket"]] == [
+        (["Ticket"], "id"), (["Ticket"], "title")]
+    rels = graph.execute_query("CALL db.schema.relTypeProperties() YIELD relType, propertyName "
+                               "RETURN relType, propertyName").records
+    assert [(r["relType"], r["propertyName"]) for r in rels] == [(":`ABOUT`", "since")]
+
+
+def test_point_distance_is_neo4js_haversine(graph):
+    # Neo4j's documented example: Copenhagen central station to the office, 27842 m
+    assert values(graph, "WITH point({longitude: 12.564590, latitude: 55.672874}) AS t, "
+                         "point({longitude: 12.994341, latitude: 55.611784}) AS o "
+                         "RETURN round(point.distance(t, o))") == [27842.0]
+    assert values(graph, "RETURN point.distance(point({longitude: 1, latitude: 2}), null)") == [None]
+
+
+def test_vector_similarity_on_stored_lists_and_vectors(graph):
+    graph.execute_query("CREATE (:Doc {embedding: [1.0, 0.0, 1.0]})")
+    graph.execute_query("CREATE (d:Doc) WITH d CALL db.create.setNodeVectorProperty(d, 'embedding', [1.0, 0.0, 1.0])")
+    got = values(graph, "MATCH (d:Doc) RETURN vector.similarity.cosine(d.embedding, $q)", q=[1.0, 0.0, 0.0])
+    assert got == pytest.approx([0.853553, 0.853553], abs=1e-6)       # (1 + cos 45°) / 2, as Neo4j
