@@ -63,10 +63,10 @@ def needs_rewrite(case: A.CaseExpr) -> bool:
     later_conditions = [when for when, _ in case.whens[1:]]
     risky = not all(safe(then) for _, then in case.whens) or not safe(case.default) \
         or not all(safe(c) for c in later_conditions)
-    return risky and not _aggregates(case)
+    return risky and not aggregates(case)
 
 
-def _aggregates(node: A.Node) -> bool:
+def aggregates(node: A.Node) -> bool:
     return any(isinstance(n, A.CountStar) or (isinstance(n, A.FunctionCall) and n.lower_name in _AGGREGATES)
                for n in node.walk())
 

@@ -29,10 +29,11 @@ from proxy.errors import CypherError, syntax_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name
+from .lazy_case import aggregates
 from .rule import Context, Edit, Rule
+from .writes import UPDATING
 
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
-_UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 #: The writes FalkorDB runs only once inside a subquery.
 _ONCE = (A.Merge, A.Delete)
 
@@ -83,8 +84,8 @@ def _importing(clause: A.With) -> bool:
 
 
 def _only_writes(body: tuple) -> bool:
-    return bool(body) and all(isinstance(c, _UPDATING + (A.Unwind,)) for c in body) \
-        and isinstance(body[-1], _UPDATING)
+    return bool(body) and all(isinstance(c, UPDATING + (A.Unwind,)) for c in body) \
+        and isinstance(body[-1], UPDATING)
 
 
 def _single_write_returning(body: tuple) -> bool:
@@ -92,13 +93,7 @@ def _single_write_returning(body: tuple) -> bool:
     if len(body) != 2 or not isinstance(body[0], (A.Merge, A.Create)) or not isinstance(body[1], A.Return):
         return False
     ret = body[1]
-    return not (ret.star or ret.distinct or ret.order_by or ret.skip or ret.limit) and not any(
-        isinstance(n, A.CountStar) or (isinstance(n, A.FunctionCall) and n.lower_name in _AGGREGATES)
-        for n in ret.walk())
-
-
-_AGGREGATES = {"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "percentilecont",
-               "percentiledisc"}
+    return not (ret.star or ret.distinct or ret.order_by or ret.skip or ret.limit or aggregates(ret))
 
 
 def _check_scope(body: tuple, imported: set[str], outer: set[str], ctx: Context) -> None:
