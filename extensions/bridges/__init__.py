@@ -75,7 +75,8 @@ def after_edits(text: str, after: set[str]) -> str:
 
 def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool = False) -> dict[str, Any]:
     """The derived parameters' values for one run. EXPLAIN plans without the client's
-    parameters (tools send it bare), so there a value that cannot be computed is null."""
+    parameters (tools send it bare), so there a value that cannot be computed is left out: the
+    backend fills it as it fills the client's own missing ones (null, 0 as a SKIP/LIMIT count)."""
     values = {}
     for name, compute in derived.items():
         try:
@@ -83,7 +84,6 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
         except CypherError:
             if not explain:
                 raise
-            values[name] = None
     return values
 
 
