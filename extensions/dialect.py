@@ -170,11 +170,11 @@ SIMILARITY = {"vector.similarity.cosine": "(1.0 - vec.cosineDistance({a}, {b}) /
 
 
 def _vector(arg: A.Expr, text: str) -> str:
-    """A FalkorDB vector: lists (parameters, literals) are converted; a stored property may be
-    either (`_set_vector` stores vecf32, a plain SET a list), and `vecf32` of a vector fails, so
-    it is converted only when it is not one (in a comprehension: FalkorDB's CASE would run
-    `vecf32` on both)."""
-    if not isinstance(arg, A.Property):
+    """A FalkorDB vector: lists (parameters, literals) are converted; a stored property (or a
+    variable holding one) may be either (`_set_vector` stores vecf32, a plain SET a list), and
+    `vecf32` of a vector fails, so it is converted only when it is not one (in a comprehension:
+    FalkorDB's CASE would run `vecf32` on both)."""
+    if isinstance(arg, (A.Parameter, A.ListLiteral)):
         return f"vecf32({arg.text_in(text)})"
     value = arg.text_in(text)
     return (f"([__v IN [{value}] WHERE typeOf(__v) = 'Vectorf32' | __v]"

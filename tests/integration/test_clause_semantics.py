@@ -182,3 +182,5 @@ def test_vector_similarity_on_stored_lists_and_vectors(graph):
     graph.execute_query("CREATE (d:Doc) WITH d CALL db.create.setNodeVectorProperty(d, 'embedding', [1.0, 0.0, 1.0])")
     got = values(graph, "MATCH (d:Doc) RETURN vector.similarity.cosine(d.embedding, $q)", q=[1.0, 0.0, 0.0])
     assert got == pytest.approx([0.853553, 0.853553], abs=1e-6)       # (1 + cos 45°) / 2, as Neo4j
+    got = values(graph, "MATCH (d:Doc) WITH d.embedding AS e RETURN vector.similarity.euclidean(e, [1.0, 0.0, 0.0])")
+    assert got == [0.5, 0.5]                                             # 1 / (1 + d²), d = 1
