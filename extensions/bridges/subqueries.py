@@ -31,7 +31,7 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from .lazy_case import aggregates
 from .rule import Context, Edit, Rule
-from .writes import UPDATING
+from .writes import UPDATING, local_names
 
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 #: The writes FalkorDB runs only once inside a subquery.
@@ -99,9 +99,10 @@ def _single_write_returning(body: tuple) -> bool:
 def _check_scope(body: tuple, imported: set[str], outer: set[str], ctx: Context) -> None:
     """Neo4j's scoping, which the rewritten forms no longer enforce."""
     declared = _declared(body)
+    local = {name for clause in body for name in local_names(clause)}
     hidden = outer - imported
     for node in (n for clause in body for n in clause.walk()):
-        if isinstance(node, A.Variable) and node.name in hidden and node.name not in declared:
+        if isinstance(node, A.Variable) and node.name in hidden - declared - local:
             raise syntax_error(f"Variable `{node.name}` not defined (import it into the subquery: "
                                f"`CALL ({node.name}) {{ ... }}` or `CALL {{ WITH {node.name} ... }}`)")
     clash = sorted(declared & hidden)

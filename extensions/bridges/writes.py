@@ -49,14 +49,14 @@ def _rename(clause: A.With, ctx: Context) -> list[Edit]:
                 name = item.expr.text_in(ctx.text)
                 edits.append((*item.span, f"{name} AS {name}"))
     if clause.star:                        # `WITH *`: the variables in scope come along as they are
-        extra = sorted(used - listed - {i.name(ctx.text) for i in clause.items} - _local_names(clause.where))
+        extra = sorted(used - listed - {i.name(ctx.text) for i in clause.items} - local_names(clause.where))
         if extra:
             at = clause.items[-1].span[1] if clause.items else _star_end(clause, ctx.text)
             edits.append((at, at, "".join(f", {quote_name(v)} AS {quote_name(v)}" for v in extra)))
     return edits
 
 
-def _local_names(expr: A.Expr) -> set[str]:
+def local_names(expr: A.Expr) -> set[str]:
     """Variables an expression declares itself (list comprehensions, quantifiers, reduce)."""
     names = set()
     for node in expr.walk():

@@ -59,6 +59,8 @@ def test_nested_case_and_other_edits_inside_survive(planner):
     ("MATCH (a) CALL (a) { DELETE a }", "MATCH (a) FOREACH (__u0 IN [1] | DELETE a)"),
     ("UNWIND $r AS row CALL { WITH row MERGE (i:I {k: row.k}) RETURN i } RETURN i",
      "UNWIND $r AS row MERGE (i:I {k: row.k})  WITH row, i RETURN i"),
+    ("MATCH (x) CALL { MERGE (:I {k: [x IN $ks | x * 2]}) }",        # x in the list is the body's own
+     "MATCH (x) FOREACH (__u0 IN [1] | MERGE (:I {k: [x IN $ks | x * 2]}))"),
     ("UNWIND $r AS row CALL (row) { MATCH (a {id: row.a}) MERGE (a)-[:R]->(:B) }",
      "UNWIND $r AS row WITH row MATCH (a {id: row.a}) MERGE (a)-[:R]->(:B)"),
 ])
