@@ -13,6 +13,8 @@ run per row. A subquery whose writes include a MERGE or a DELETE becomes:
   subquery become one inner FOREACH each, so each row runs the first branch, then the next.
 - the last clause of the query, a unit subquery reading too (`CALL (row) { MATCH ... MERGE ... }`)
   -> its body after `WITH <imports>`: nothing follows, so the rows it leaves do not matter.
+- a unit subquery `MATCH <one path with a relationship> [WHERE ...]` then DELETE/SET/REMOVE ->
+  the matches listed by a pattern comprehension, FOREACH over them (`_matches_as_foreach`).
 - a returning subquery with one MERGE or CREATE then a RETURN of plain items ->
   `<MERGE> WITH <outer variables>, <returned items>`: the MERGE yields the same rows for each
   outer row inside or outside the subquery.
@@ -62,6 +64,8 @@ def _bridge(call: A.CallSubquery, outer: set[str], last: bool, ctx: Context) -> 
         return _flattened(call, bodies[0][0], bodies[0][1], ctx)
     if returning and len(bodies) == 1 and not call.optional and _single_write_returning(bodies[0][1]):
         return _flattened_returning(call, bodies[0][1], outer, ctx)
+    if not returning and len(bodies) == 1 and outer and _match_then_delete(bodies[0][1]):
+        return _matches_as_foreach(call, *bodies[0], outer, ctx)
     raise _refuse("a CALL { } subquery with a MERGE or DELETE", call.text_in(ctx.text))
 
 
@@ -86,6 +90,14 @@ def _importing(clause: A.With) -> bool:
 def _only_writes(body: tuple) -> bool:
     return bool(body) and all(isinstance(c, UPDATING + (A.Unwind,)) for c in body) \
         and isinstance(body[-1], UPDATING)
+
+
+def _match_then_delete(body: tuple) -> bool:
+    """`MATCH <one path with a relationship> [WHERE ...]` then DELETE, SET or REMOVE clauses."""
+    match, *writes = body
+    return isinstance(match, A.Match) and not match.optional and not match.hints \
+        and len(match.pattern.paths) == 1 and len(match.pattern.paths[0].elements) > 1 \
+        and bool(writes) and all(isinstance(c, (A.Delete, A.SetClause, A.Remove)) for c in writes)
 
 
 def _single_write_returning(body: tuple) -> bool:
@@ -171,6 +183,27 @@ def _flattened_returning(call: A.CallSubquery, body: tuple, outer: set[str], ctx
     return [(call.span[0], write.span[0], ""),
             (ret.span[0], ret.items[0].span[0], f" WITH {keep}"),
             (ret.span[1], call.span[1], "")]
+
+
+def _matches_as_foreach(call: A.CallSubquery, imported: set[str], body: tuple, outer: set[str],
+                        ctx: Context) -> list[Edit]:
+    """`CALL { WITH a MATCH (a)-[r]->(b) WHERE w DELETE r }` ->
+    `WITH *, [(a)-[r]->(b) WHERE w | [r, b]] AS __ms FOREACH (__m IN __ms | FOREACH (r IN [__m[0]] |
+    FOREACH (b IN [__m[1]] | DELETE r))) WITH <outer>`: each match of each row, as the subquery
+    runs them (FalkorDB takes no pattern comprehension as FOREACH's list, hence the WITH). Only
+    deletes and property or label updates follow the MATCH: a later row's MATCH cannot find
+    anything an earlier row wrote, so matching every row first finds what Neo4j finds."""
+    match, *writes = body
+    path = match.pattern.paths[0]
+    found = [v for v in A.pattern_bindings(match.pattern) if v not in imported]
+    matches, each = ctx.fresh("ms"), ctx.fresh("m")
+    opened = "".join(f"FOREACH ({quote_name(v)} IN [{each}[{k}]] | " for k, v in enumerate(found))
+    listed = ", ".join(quote_name(v) for v in found)
+    end = (match.where or path).span[1]
+    return [(call.span[0], path.span[0], "WITH *, ["),
+            (end, writes[0].span[0], f" | [{listed}]] AS {matches} FOREACH ({each} IN {matches} | {opened}"),
+            (writes[-1].span[1], call.span[1],
+             ")" * (len(found) + 1) + " WITH " + ", ".join(quote_name(v) for v in sorted(outer)))]
 
 
 def _refuse(construct: str, text: str, instead: str = "") -> CypherError:

@@ -104,10 +104,20 @@ def test_union_of_unit_subqueries_and_delete(graph):
     assert count(graph, "A") == 0
 
 
+def test_match_then_delete_in_a_subquery_runs_per_row(graph):
+    graph.execute_query("UNWIND range(0, 2) AS i CREATE (p:P {id: i}) CREATE (p)-[:R]->(:Q {i: i}), "
+                        "(p)-[:R]->(:Q {i: i + 10})")
+    got = values(graph, "MATCH (p:P) CALL { WITH p MATCH (p)-[r:R]->(q) WHERE q.i < 10 DELETE r SET q.cut = true } "
+                        "RETURN p.id ORDER BY p.id")
+    assert got == [0, 1, 2]
+    assert sorted(values(graph, "MATCH (:P)-[:R]->(q) RETURN collect(q.i)")[0]) == [10, 11, 12]
+    assert values(graph, "MATCH (q:Q) WHERE q.cut RETURN count(q)") == [3]
+
+
 def test_subqueries_that_cannot_run_per_row_are_refused(graph):
     graph.execute_query("CREATE (:A)-[:R]->(:B)")
     with pytest.raises(neo4j.exceptions.ClientError, match="first row only"):
-        graph.execute_query("MATCH (a:A) CALL { WITH a MATCH (a)-[r]->() DELETE r } RETURN count(*)")
+        graph.execute_query("MATCH (a:A) CALL { WITH a MATCH (b:B) DETACH DELETE b } RETURN count(*)")
     with pytest.raises(neo4j.exceptions.ClientError, match="not defined"):
         graph.execute_query("MATCH (a:A), (b:B) CALL { WITH a MERGE (:C {b: b.x}) } RETURN 1")
     assert values(graph, "MATCH ()-[r]->() RETURN count(r)") == [1]

@@ -61,6 +61,9 @@ def test_nested_case_and_other_edits_inside_survive(planner):
      "UNWIND $r AS row MERGE (i:I {k: row.k})  WITH row, i RETURN i"),
     ("MATCH (x) CALL { MERGE (:I {k: [x IN $ks | x * 2]}) }",        # x in the list is the body's own
      "MATCH (x) FOREACH (__u0 IN [1] | MERGE (:I {k: [x IN $ks | x * 2]}))"),
+    ("MATCH (a) CALL { WITH a MATCH (a)-[r]->(b) WHERE b.x > 1 DELETE r } RETURN a",
+     "MATCH (a) WITH *, [(a)-[r]->(b) WHERE b.x > 1 | [r, b]] AS __ms0 FOREACH (__m1 IN __ms0 | "
+     "FOREACH (r IN [__m1[0]] | FOREACH (b IN [__m1[1]] | DELETE r))) WITH a RETURN a"),
     ("UNWIND $r AS row CALL (row) { MATCH (a {id: row.a}) MERGE (a)-[:R]->(:B) }",
      "UNWIND $r AS row WITH row MATCH (a {id: row.a}) MERGE (a)-[:R]->(:B)"),
 ])
@@ -69,7 +72,8 @@ def test_subquery_writes(planner, query, expected):
 
 
 @pytest.mark.parametrize("query, message", [
-    ("MATCH (a) CALL { WITH a MATCH (a)-->(b) DELETE b } RETURN 1", "first row only"),
+    ("MATCH (a) CALL { WITH a MATCH (b:B) DELETE b } RETURN 1", "first row only"),
+    ("MATCH (a) CALL { WITH a MATCH (a)-->(b) MERGE (b)-[:S]->(:C) DELETE b } RETURN 1", "first row only"),
     ("MATCH (a), (b) CALL { WITH a MERGE (a)-[:R]->(b) } RETURN 1", "Rename `b`"),
     ("MATCH (a), (b) CALL { WITH a SET a.x = b.x MERGE (:C) } RETURN 1", "Variable `b` not defined"),
     ("UNWIND $r AS row CALL { WITH row MERGE (i:I {k: row.k}) RETURN count(i) AS c } RETURN c", "first row only"),
