@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Hashable
 from functools import lru_cache
 from itertools import count
@@ -29,7 +30,7 @@ from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error, syntax_error
 from proxy.values import Node, Relationship
 
-from . import bind, bridges, dialect
+from . import bind, bridges, dialect, existence
 from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
@@ -54,8 +55,11 @@ PRODUCT_RATIO = 100
 class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
-    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None):
+    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
+                 constraints=None):
         self.registry = registry
+        #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
+        self.constraints = constraints if backend_kind == "falkordb" else None
         self.backend_kind = backend_kind
         self.probe_cache = probe_cache
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
@@ -80,7 +84,7 @@ class ExtensionPlanner:
         else:
             plan = await asyncio.to_thread(self._decide, query)
         if plan is None:
-            return await runner.run(query, params)
+            return await self._run_statement(query, params, runner)
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
@@ -113,7 +117,14 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        return await runner.run(text, {**params, **values})
+        return await self._run_statement(text, {**params, **values}, runner, plan.prefix)
+
+    async def _run_statement(self, text: str, params: dict[str, Any], runner, prefix: str | None = "") -> Result:
+        """The statement itself; a write checked against the existence constraints the proxy keeps."""
+        found = self.constraints.existence(runner.database) if self.constraints is not None else ()
+        if not found or (prefix if prefix != "" else _PREFIXED.match(text)) or not existence.may_violate(text):
+            return await runner.run(text, params)
+        return await existence.run_checked(runner, text, params, found)
 
     # -- planning
 
@@ -486,6 +497,8 @@ class _Rewriting:
 
 
 _MISSING = object()
+#: EXPLAIN or PROFILE before a statement the planner passes through as it is.
+_PREFIXED = re.compile(r"\s*(?:EXPLAIN|PROFILE)\b", re.I)
 
 
 def _key_getter(index_col: int | None, key_cols: list[int]):

@@ -194,3 +194,61 @@ def test_vector_similarity_on_stored_lists_and_vectors(graph):
     assert got == pytest.approx([0.853553, 0.853553], abs=1e-6)       # (1 + cos 45°) / 2, as Neo4j
     got = values(graph, "MATCH (d:Doc) WITH d.embedding AS e RETURN vector.similarity.euclidean(e, [1.0, 0.0, 0.0])")
     assert got == [0.5, 0.5]                                             # 1 / (1 + d²), d = 1
+
+
+# -- NOT NULL constraints hold when the statement ends (Neo4j checks them at commit)
+
+@pytest.fixture
+def titled(graph):
+    graph.execute_query("CREATE CONSTRAINT ticket_title FOR (t:Ticket) REQUIRE t.title IS NOT NULL")
+    yield graph
+    graph.execute_query("DROP CONSTRAINT ticket_title IF EXISTS")
+
+
+def test_merge_on_create_set_fills_a_required_property(titled):
+    query = "MERGE (t:Ticket {id: 7}) ON CREATE SET t += $props RETURN t.id AS id, t.title AS title"
+    assert titled.execute_query(query, props={"title": "Printer"}).records[0].data() == {"id": 7, "title": "Printer"}
+    assert values(titled, "CREATE (t:Ticket {id: 8}) SET t.title = 'Mouse'") == []
+    assert values(titled, "UNWIND [9, 10] AS i CREATE (t:Ticket {id: i}) SET t.title = 'x' RETURN t.id ORDER BY t.id DESC") \
+        == [10, 9]
+    assert count(titled, "Ticket") == 4
+    shown = titled.execute_query("SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties").records
+    assert [r.data() for r in shown] == [{"name": "ticket_title", "type": "NODE_PROPERTY_EXISTENCE",
+                                          "labelsOrTypes": ["Ticket"], "properties": ["title"]}]
+
+
+def test_relationship_existence_and_transactions(graph):
+    graph.execute_query("CREATE CONSTRAINT since FOR ()-[r:SINCE]-() REQUIRE r.year IS NOT NULL")
+    try:
+        graph.execute_query("CREATE (a:Pa)-[r:SINCE]->(b:Pb) SET r.year = 2020")
+        with pytest.raises(neo4j.exceptions.ClientError, match="Relationship with type `SINCE`"):
+            graph.execute_query("MATCH (a:Pa), (b:Pb) CREATE (a)-[:SINCE]->(b)")
+        with graph.session() as session, session.begin_transaction() as tx:
+            tx.run("MATCH (a:Pa), (b:Pb) CREATE (a)-[r:SINCE]->(b) SET r.year = 2021").consume()
+            tx.commit()
+        assert sorted(values(graph, "MATCH ()-[r:SINCE]->() RETURN r.year")) == [2020, 2021]
+    finally:
+        graph.execute_query("DROP CONSTRAINT since IF EXISTS")
+
+
+@pytest.mark.parametrize("query", [
+    "MERGE (t:Ticket {id: 11}) ON CREATE SET t += $props",
+    "MATCH (t:Ticket) SET t.title = null",
+    "MATCH (t:Ticket) REMOVE t.title RETURN t.id",
+    "CREATE (:Ticket {id: 12})",
+])
+def test_a_statement_leaving_a_required_property_unset_fails_whole(titled, query):
+    titled.execute_query("CREATE (:Ticket {id: 1, title: 'kept'})")
+    with pytest.raises(neo4j.exceptions.ClientError) as failure:
+        titled.execute_query(query, props={"other": 1})
+    assert failure.value.code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+    assert "Node with label `Ticket` must have the property `title`" in failure.value.message
+    assert values(titled, "MATCH (t:Ticket) RETURN [t.id, t.title]") == [[1, "kept"]]
+
+
+def test_existing_data_without_the_property_refuses_the_constraint(graph):
+    graph.execute_query("CREATE (:Untitled {id: 1})")
+    with pytest.raises(neo4j.exceptions.ClientError) as failure:
+        graph.execute_query("CREATE CONSTRAINT untitled FOR (u:Untitled) REQUIRE u.title IS NOT NULL")
+    assert failure.value.code == "Neo.ClientError.Schema.ConstraintCreationFailed"
+    assert values(graph, "SHOW CONSTRAINTS YIELD name RETURN name") == []
