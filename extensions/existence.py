@@ -5,7 +5,7 @@ FalkorDB checks its MANDATORY constraint at every operation: with `title` requir
 = 'x'` fail, though the statement leaves every ticket with a title (Neo4j accepts both). So the
 proxy keeps existence constraints itself (`compat.schema_catalog.Definition.existence`) and a
 statement that may set or create something (CREATE, MERGE, SET, REMOVE) gets a check after its
-last clause: for each constraint, the elements still missing the property are counted, and a
+last clause: for each constraint it could break (`relevant`), the elements still missing the property are counted, and a
 count above zero fails the statement with an error raised inside FalkorDB, which undoes a query
 that fails (measured: nothing of it stays). The rows are kept through the check:
 
@@ -50,6 +50,7 @@ _MAY_SET = re.compile(r"(?<![\w.$`])(?:create|merge|set|remove)(?![\w`])", re.I)
 class Checked:
     text: str
     returns: bool           # the statement returns rows (else the check's row is dropped)
+    constraints: tuple      # the constraints checked
 
 
 def may_violate(text: str) -> bool:
@@ -57,8 +58,11 @@ def may_violate(text: str) -> bool:
 
 
 async def run_checked(runner, text: str, params: dict[str, Any], constraints: tuple[Constraint, ...]) -> Result:
-    """Run the write statement `text` with the existence checks after it."""
+    """Run the write statement `text` with the existence checks it needs after it."""
     checked = with_checks(text, constraints)
+    if checked is None:
+        return await runner.run(text, params)
+    constraints = checked.constraints
     try:
         result = await runner.run(checked.text, params)
     except CypherError as exc:
@@ -82,15 +86,41 @@ def violation(constraints: tuple[Constraint, ...]) -> CypherError:
                                  "nothing of the statement was kept).")
 
 
+def relevant(tree: A.Query, constraints: tuple[Constraint, ...]) -> tuple[Constraint, ...]:
+    """The constraints a statement could break: those on a label or type it creates, merges or
+    sets, or on a property it sets or removes; all of them if it assigns a whole map (`SET n =
+    $map`, `SET n += $map`, which can null any property)."""
+    names: set[str] = set()
+    keys: set[str] = set()
+    for node in tree.walk():
+        if isinstance(node, (A.Create, A.Merge)):
+            for element in node.walk():
+                labels = getattr(element, "labels", None) if isinstance(element, A.NodePattern) \
+                    else getattr(element, "types", None) if isinstance(element, A.RelPattern) else None
+                names.update(labels.names() if labels is not None else ())
+        elif isinstance(node, (A.SetItem, A.RemoveItem)):
+            if node.kind == "labels":
+                names.update(node.labels.names())
+            elif node.kind == "property" and isinstance(node.target, A.Property):
+                keys.add(node.target.key)
+            else:
+                return constraints
+    return tuple(c for c in constraints if c[2] in names or c[3] in keys)
+
+
 @lru_cache(maxsize=1024)
-def with_checks(text: str, constraints: tuple[Constraint, ...]) -> Checked:
+def with_checks(text: str, constraints: tuple[Constraint, ...]) -> Checked | None:
+    """`text` with the checks of the constraints it could break, or None when it can break none."""
     tree = parse(text)
+    constraints = relevant(tree, constraints)
+    if not constraints:
+        return None
     if len(tree.parts) != 1:
         raise _refuse("a UNION statement that writes")
     last = tree.parts[0].clauses[-1]
     checks = " ".join(_check(k, c) for k, c in enumerate(constraints))
     if not isinstance(last, A.Return):
-        return Checked(f"{text} WITH count(*) AS __rows {checks} RETURN __rows", False)
+        return Checked(f"{text} WITH count(*) AS __rows {checks} RETURN __rows", False, constraints)
     if last.star:
         raise _refuse("`RETURN *` after a write")
     edits, variables, columns = [(last.span[0], last.span[0] + len("RETURN"), "WITH")], [], []
@@ -105,7 +135,7 @@ def with_checks(text: str, constraints: tuple[Constraint, ...]) -> Checked:
     tail = (f" WITH collect([{', '.join(variables)}]) AS __rows {checks} "
             f"UNWIND __rows AS __r RETURN {', '.join(columns)}")
     edits.append((last.span[1], last.span[1], tail))
-    return Checked(splice(text, [((start, end), new) for start, end, new in edits]), True)
+    return Checked(splice(text, [((start, end), new) for start, end, new in edits]), True, constraints)
 
 
 def _check(k: int, constraint: Constraint) -> str:
