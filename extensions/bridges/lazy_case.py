@@ -21,12 +21,14 @@ CASEs whose branches cannot fail (literals, variables, parameters, `n.prop`, com
 as they are; so are those with an aggregate inside (FalkorDB cannot aggregate inside a list
 comprehension). The rewrite runs on the text after every other bridge edit (a whole-CASE edit
 would otherwise hide the edits inside it), parsed again; nested CASEs are rewritten inside out.
+A query the lazy form would nest past FalkorDB's parse-depth guard keeps its eager CASEs.
 """
 
 from __future__ import annotations
 
 from itertools import count
 
+from proxy.backends.falkordb_guards import check_query
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
@@ -55,7 +57,25 @@ def safe(expr: A.Expr | None) -> bool:
         return safe(expr.expr)
     if isinstance(expr, A.UnaryOp) and expr.op in ("-", "+"):
         return isinstance(expr.operand, A.Literal)
-    return False
+    if isinstance(expr, A.CaseExpr):                  # one left as it is: all its parts are safe
+        return not needs_rewrite(expr) and all(safe(when) for when, _ in expr.whens) and safe(expr.subject)
+    return _safe_boolean(expr)
+
+
+def _safe_boolean(expr: A.Expr) -> bool:
+    """A boolean that cannot fail: comparisons and null tests of safe values, label tests of
+    variables, and NOT/AND/OR/XOR of those (on other values they fail)."""
+    if isinstance(expr, A.Literal):
+        return expr.value is None or isinstance(expr.value, bool)
+    if isinstance(expr, A.UnaryOp) and expr.op == "NOT":
+        return _safe_boolean(expr.operand)
+    if isinstance(expr, A.BinaryOp) and expr.op in ("AND", "OR", "XOR"):
+        return _safe_boolean(expr.left) and _safe_boolean(expr.right)
+    if isinstance(expr, A.LabelPredicate):
+        return isinstance(expr.expr, A.Variable)
+    if isinstance(expr, A.BinaryOp) and expr.op in _COMPARISONS:
+        return safe(expr.left) and safe(expr.right)
+    return isinstance(expr, A.IsNull) and safe(expr.expr)
 
 
 def needs_rewrite(case: A.CaseExpr) -> bool:
@@ -79,12 +99,24 @@ def mark(case: A.CaseExpr, ctx: Context) -> list[Edit]:
 
 
 def rewrite(text: str) -> str:
-    """`text` with every CASE that needs it made lazy; unchanged if it does not parse."""
+    """`text` with every CASE that needs it made lazy; unchanged if it does not parse, or if the
+    lazy form would nest deeper than FalkorDB's parser is allowed to go while the query as
+    written does not (each lazy CASE adds three levels; the eager one fails only on a row that
+    reaches the failing branch)."""
     try:
         tree = parse(text)
     except CypherError:
         return text
-    return _Rewriter(text).within(tree, (tree.parts[0].span[0], len(text)), keep_head=True)
+    lazy = _Rewriter(text).within(tree, (tree.parts[0].span[0], len(text)), keep_head=True)
+    return lazy if _parses_safely(lazy) or not _parses_safely(text) else text
+
+
+def _parses_safely(text: str) -> bool:
+    try:
+        check_query(text)
+    except CypherError:
+        return False
+    return True
 
 
 class _Rewriter:

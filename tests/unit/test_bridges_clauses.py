@@ -111,3 +111,9 @@ def _integer_reference(op, a, b):
 def test_integer_arithmetic_as_neo4j(op, a, b):
     expr = parse(f"RETURN $a {op} $b").clauses[0].items[0].expr
     assert constants.evaluator(expr)({"a": a, "b": b}) == _integer_reference(op, a, b)
+
+
+def test_safe_nested_case_is_left_alone_and_too_deep_stays_eager(planner):
+    assert planner.plan("RETURN " + "CASE WHEN NOT false THEN " * 5 + "7" + " END" * 5 + " AS x") is None
+    deep = "RETURN " + "CASE WHEN $a = 0 THEN 0 ELSE 1 / (" * 5 + "7" + ") END" * 5 + " AS x"
+    assert planner.plan(deep).body == deep        # lazy, it would nest past FalkorDB's parse guard
