@@ -84,7 +84,7 @@ class ExtensionPlanner:
         else:
             plan = await asyncio.to_thread(self._decide, query)
         if plan is None:
-            return await self._run_statement(query, params, runner)
+            return await self._run_statement(query, params, runner, bool(_PREFIXED.match(query)))
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
@@ -117,12 +117,13 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        return await self._run_statement(text, {**params, **values}, runner, plan.prefix)
+        return await self._run_statement(text, {**params, **values}, runner, plan.prefix is not None)
 
-    async def _run_statement(self, text: str, params: dict[str, Any], runner, prefix: str | None = "") -> Result:
-        """The statement itself; a write checked against the existence constraints the proxy keeps."""
-        found = self.constraints.existence(runner.database) if self.constraints is not None else ()
-        if not found or (prefix if prefix != "" else _PREFIXED.match(text)) or not existence.may_violate(text):
+    async def _run_statement(self, text: str, params: dict[str, Any], runner, prefixed: bool) -> Result:
+        """The statement itself; a write checked against the existence constraints the proxy keeps
+        (not under EXPLAIN or PROFILE)."""
+        if self.constraints is None or prefixed or not existence.may_violate(text) \
+                or not (found := self.constraints.existence(runner.database)):
             return await runner.run(text, params)
         return await existence.run_checked(runner, text, params, found)
 
