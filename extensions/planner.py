@@ -84,7 +84,7 @@ class ExtensionPlanner:
         else:
             plan = await asyncio.to_thread(self._decide, query)
         if plan is None:
-            return await self._run_statement(query, params, runner, bool(_PREFIXED.match(query)))
+            return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
@@ -117,12 +117,12 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        return await self._run_statement(text, {**params, **values}, runner, plan.prefix is not None)
+        return await self._run_statement(text, {**params, **values}, runner, plan.prefix == "EXPLAIN")
 
-    async def _run_statement(self, text: str, params: dict[str, Any], runner, prefixed: bool) -> Result:
+    async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
         """The statement itself; a write checked against the existence constraints the proxy keeps
-        (not under EXPLAIN or PROFILE)."""
-        if self.constraints is None or prefixed or not existence.may_violate(text) \
+        (PROFILE runs the writes, so it is checked too; EXPLAIN runs nothing)."""
+        if self.constraints is None or explain or not existence.may_violate(text) \
                 or not (found := self.constraints.existence(runner.database)):
             return await runner.run(text, params)
         return await existence.run_checked(runner, text, params, found)
@@ -498,8 +498,8 @@ class _Rewriting:
 
 
 _MISSING = object()
-#: EXPLAIN or PROFILE before a statement the planner passes through as it is.
-_PREFIXED = re.compile(r"\s*(?:EXPLAIN|PROFILE)\b", re.I)
+#: EXPLAIN before a statement the planner passes through as it is.
+_EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
 
 
 def _key_getter(index_col: int | None, key_cols: list[int]):

@@ -236,6 +236,7 @@ def test_relationship_existence_and_transactions(graph):
     "MATCH (t:Ticket) SET t.title = null",
     "MATCH (t:Ticket) REMOVE t.title RETURN t.id",
     "CREATE (:Ticket {id: 12})",
+    "PROFILE CREATE (:Ticket {id: 13}) RETURN 1",
 ])
 def test_a_statement_leaving_a_required_property_unset_fails_whole(titled, query):
     titled.execute_query("CREATE (:Ticket {id: 1, title: 'kept'})")
