@@ -15,9 +15,9 @@ run per row. A subquery whose writes include a MERGE or a DELETE becomes:
   -> its body after `WITH <imports>`: nothing follows, so the rows it leaves do not matter.
 - a unit subquery `MATCH <one path with a relationship> [WHERE ...]` then DELETE/SET/REMOVE ->
   the matches listed by a pattern comprehension, FOREACH over them (`_matches_as_foreach`).
-- a returning subquery with one MERGE or CREATE then a RETURN of plain items ->
-  `<MERGE> WITH <outer variables>, <returned items>`: the MERGE yields the same rows for each
-  outer row inside or outside the subquery.
+- a returning subquery with MERGE/CREATE clauses (one, or several without ON CREATE/ON MATCH)
+  then a RETURN of plain items -> `<writes> WITH <outer variables>, <returned items>`: the writes
+  yield the same rows for each outer row inside or outside the subquery.
 - anything else is refused with an error that shows the forms above.
 
 The subquery sees only its imports; FOREACH and the flat forms see every outer variable, so a
@@ -62,7 +62,7 @@ def _bridge(call: A.CallSubquery, outer: set[str], last: bool, ctx: Context) -> 
         return _as_foreach(call, bodies, ctx)
     if not returning and last and len(bodies) == 1:
         return _flattened(call, bodies[0][0], bodies[0][1], ctx)
-    if returning and len(bodies) == 1 and not call.optional and _single_write_returning(bodies[0][1]):
+    if returning and len(bodies) == 1 and not call.optional and _writes_returning(bodies[0][1]):
         return _flattened_returning(call, bodies[0][1], outer, ctx)
     if not returning and len(bodies) == 1 and outer and _match_then_delete(bodies[0][1]):
         return _matches_as_foreach(call, *bodies[0], outer, ctx)
@@ -100,11 +100,16 @@ def _match_then_delete(body: tuple) -> bool:
         and bool(writes) and all(isinstance(c, (A.Delete, A.SetClause, A.Remove)) for c in writes)
 
 
-def _single_write_returning(body: tuple) -> bool:
-    """`MERGE|CREATE ... RETURN a, b.x AS y`: one write, plain items, nothing that regroups rows."""
-    if len(body) != 2 or not isinstance(body[0], (A.Merge, A.Create)) or not isinstance(body[1], A.Return):
+def _writes_returning(body: tuple) -> bool:
+    """`MERGE|CREATE ... RETURN a, b.x AS y`: plain items, nothing that regroups rows, and one
+    write, or several MERGE/CREATE without ON CREATE / ON MATCH. Flat, each clause runs for every
+    row before the next; a MERGE finds or makes the same elements in either order, only which
+    of its actions fires could change."""
+    *writes, ret = body
+    if not writes or not isinstance(ret, A.Return) or not all(isinstance(w, (A.Merge, A.Create)) for w in writes):
         return False
-    ret = body[1]
+    if len(writes) > 1 and any(isinstance(w, A.Merge) and w.actions for w in writes):
+        return False
     return not (ret.star or ret.distinct or ret.order_by or ret.skip or ret.limit or aggregates(ret))
 
 
@@ -178,7 +183,7 @@ def _flattened(call: A.CallSubquery, imported: set[str], body: tuple, ctx: Conte
 
 def _flattened_returning(call: A.CallSubquery, body: tuple, outer: set[str], ctx: Context) -> list[Edit]:
     """`CALL { WITH x MERGE ... RETURN items }` -> `MERGE ... WITH <outer>, items`."""
-    write, ret = body
+    write, *_, ret = body
     keep = "".join(f"{quote_name(v)}, " for v in sorted(outer))
     return [(call.span[0], write.span[0], ""),
             (ret.span[0], ret.items[0].span[0], f" WITH {keep}"),

@@ -96,6 +96,15 @@ def test_returning_merge_subquery_keeps_outer_rows(graph):
     assert sorted(got) == sorted([r["k"], r["k"]] for r in ROWS)      # no ORDER BY: any order
 
 
+def test_returning_subquery_with_several_merges(graph):
+    pairs = [{"a": 1, "b": 2}, {"a": 2, "b": 1}, {"a": 1, "b": 2}, {"a": 3, "b": 3}]
+    got = values(graph, "UNWIND $rows AS row CALL { WITH row MERGE (a:Acct {k: row.a}) MERGE (b:Acct {k: row.b}) "
+                        "MERGE (a)-[:PAYS]->(b) RETURN b.k AS k } RETURN [row.a, k]", rows=pairs)
+    assert sorted(got) == sorted([p["a"], p["b"]] for p in pairs)
+    assert count(graph, "Acct") == 3
+    assert values(graph, "MATCH ()-[r:PAYS]->() RETURN count(r)") == [3]
+
+
 def test_union_of_unit_subqueries_and_delete(graph):
     values(graph, "UNWIND $rows AS row CALL { WITH row MERGE (:A {k: row.k}) UNION WITH row MERGE (:B {k: row.k}) }",
            rows=ROWS)

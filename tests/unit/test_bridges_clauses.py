@@ -57,6 +57,9 @@ def test_nested_case_and_other_edits_inside_survive(planner):
     ("UNWIND $r AS row CALL { WITH row MERGE (:I {k: row.k}) } RETURN 1",
      "UNWIND $r AS row FOREACH (__u0 IN [1] | MERGE (:I {k: row.k})) RETURN 1"),
     ("MATCH (a) CALL (a) { DELETE a }", "MATCH (a) FOREACH (__u0 IN [1] | DELETE a)"),
+    ("UNWIND $r AS row CALL { WITH row MERGE (a:A {k: row.a}) MERGE (b:A {k: row.b}) MERGE (a)-[:R]->(b) "
+     "RETURN b.k AS k } RETURN k",
+     "UNWIND $r AS row MERGE (a:A {k: row.a}) MERGE (b:A {k: row.b}) MERGE (a)-[:R]->(b)  WITH row, b.k AS k RETURN k"),
     ("UNWIND $r AS row CALL { WITH row MERGE (i:I {k: row.k}) RETURN i } RETURN i",
      "UNWIND $r AS row MERGE (i:I {k: row.k})  WITH row, i RETURN i"),
     ("MATCH (x) CALL { MERGE (:I {k: [x IN $ks | x * 2]}) }",        # x in the list is the body's own
@@ -73,6 +76,8 @@ def test_subquery_writes(planner, query, expected):
 
 @pytest.mark.parametrize("query, message", [
     ("MATCH (a) CALL { WITH a MATCH (b:B) DELETE b } RETURN 1", "first row only"),
+    ("UNWIND $r AS row CALL { WITH row MERGE (a:A {k: row.a}) ON CREATE SET a.n = 1 MERGE (b:B {k: row.b}) "
+     "RETURN a, b } RETURN a", "first row only"),
     ("MATCH (a) CALL { WITH a MATCH (a)-->(b) MERGE (b)-[:S]->(:C) DELETE b } RETURN 1", "first row only"),
     ("MATCH (a), (b) CALL { WITH a MERGE (a)-[:R]->(b) } RETURN 1", "Rename `b`"),
     ("MATCH (a), (b) CALL { WITH a SET a.x = b.x MERGE (:C) } RETURN 1", "Variable `b` not defined"),
