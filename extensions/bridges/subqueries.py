@@ -55,6 +55,8 @@ def _bridge(call: A.CallSubquery, outer: set[str], last: bool, ctx: Context) -> 
     if call.in_transactions is not None and call.in_transactions.report is not None:
         raise _refuse("CALL { ... } IN TRANSACTIONS ... REPORT STATUS", "")
     bodies = [_split(part, call, outer) for part in call.query.parts]
+    if not all(body for _, body in bodies):
+        return []                      # `CALL { WITH x }`: nothing to run; the database answers
     returning = isinstance(call.query.parts[-1].clauses[-1], A.Return)
     for imported, body in bodies:
         _check_scope(body, imported, outer, ctx)
