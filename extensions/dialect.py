@@ -27,9 +27,9 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
   `vector.similarity.cosine|euclidean(a, b)` -> Neo4j's similarity from `vec.*Distance`.
 - `valueType(x)` -> Neo4j's type name from `typeOf(x)` (a list by its first element).
 - `CALL { ... } IN TRANSACTIONS [OF n ROWS]` -> `CALL { ... }`: the embedded database runs the
-  whole statement as one atomic write (it has no partial commits); a query that ends in a unit
-  subquery is flattened (`CALL (row) { MERGE ... }` -> `WITH row MERGE ...`), because FalkorDB
-  merges only the first row inside CALL { }.
+  whole statement as one atomic write (it has no partial commits). Subqueries that write with
+  MERGE or DELETE, which FalkorDB runs for the first row only, are bridged in
+  `bridges/subqueries.py`.
 """
 
 from __future__ import annotations
@@ -98,8 +98,6 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
                 edits.append((*node.in_transactions.span, ""))
         elif isinstance(node, A.Create):
             edits += _create_parameters(node, text, fresh)
-        elif isinstance(node, A.SingleQuery):
-            edits += _flatten_unit_call(node, text)
         elif isinstance(node, A.CallProcedure) and node.name.lower() == "db.create.setnodevectorproperty":
             edits += _set_vector(node, text)
     return edits
@@ -172,9 +170,15 @@ SIMILARITY = {"vector.similarity.cosine": "(1.0 - vec.cosineDistance({a}, {b}) /
 
 
 def _vector(arg: A.Expr, text: str) -> str:
-    """A FalkorDB vector: a stored property is one already (vectors are stored with vecf32, see
-    `_set_vector`); lists (parameters, literals, expressions) are converted."""
-    return arg.text_in(text) if isinstance(arg, A.Property) else f"vecf32({arg.text_in(text)})"
+    """A FalkorDB vector: lists (parameters, literals) are converted; a stored property (or a
+    variable holding one) may be either (`_set_vector` stores vecf32, a plain SET a list), and
+    `vecf32` of a vector fails, so it is converted only when it is not one (in a comprehension:
+    FalkorDB's CASE would run `vecf32` on both)."""
+    if isinstance(arg, (A.Parameter, A.ListLiteral)):
+        return f"vecf32({arg.text_in(text)})"
+    value = arg.text_in(text)
+    return (f"([__v IN [{value}] WHERE typeOf(__v) = 'Vectorf32' | __v]"
+            f" + [__v IN [{value}] WHERE typeOf(__v) <> 'Vectorf32' | vecf32(__v)])[0]")
 
 
 def _set_vector(call: A.CallProcedure, text: str) -> list[Edit]:
@@ -270,25 +274,6 @@ def _exists(node: A.Node, path: A.PathPattern, where: A.Expr | None, query: A.Qu
     elements = tuple(replace(e, var=None) if getattr(e, "var", None) is not None and e.var.name not in outside
                      else e for e in path.elements)
     return [(*node.span, render(replace(path, elements=elements)))]
-
-
-def _flatten_unit_call(part: A.SingleQuery, text: str) -> list[Edit]:
-    """A query ending in a unit subquery, `... CALL (row) { <writes> } [IN TRANSACTIONS ...]` ->
-    `... WITH row <writes>`. FalkorDB 4.16 runs a MERGE inside CALL { } for the first row only;
-    as the last clause, with only its imports in scope, the flat form writes the same."""
-    last = part.clauses[-1]
-    if not isinstance(last, A.CallSubquery) or len(last.query.parts) != 1 or last.optional:
-        return []
-    inner = last.query.parts[0].clauses
-    if isinstance(inner[-1], A.Return):
-        return []
-    if last.scope is not None and last.scope and last.scope != ("*",):
-        head = "WITH " + ", ".join(v.text_in(text) for v in last.scope) + " "
-    elif last.scope is None and isinstance(inner[0], A.With):
-        head = ""
-    else:
-        return []
-    return [(last.span[0], last.query.span[0], head), (last.query.span[1], last.span[1], "")]
 
 
 def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:

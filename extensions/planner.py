@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Hashable
 from functools import lru_cache
 from itertools import count
@@ -29,7 +30,7 @@ from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error, syntax_error
 from proxy.values import Node, Relationship
 
-from . import bind, bridges, dialect
+from . import bind, bridges, dialect, existence
 from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
@@ -54,8 +55,11 @@ PRODUCT_RATIO = 100
 class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
-    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None):
+    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
+                 constraints=None):
         self.registry = registry
+        #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
+        self.constraints = constraints if backend_kind == "falkordb" else None
         self.backend_kind = backend_kind
         self.probe_cache = probe_cache
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
@@ -80,7 +84,7 @@ class ExtensionPlanner:
         else:
             plan = await asyncio.to_thread(self._decide, query)
         if plan is None:
-            return await runner.run(query, params)
+            return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
@@ -113,7 +117,15 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        return await runner.run(text, {**params, **values})
+        return await self._run_statement(text, {**params, **values}, runner, plan.prefix == "EXPLAIN")
+
+    async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
+        """The statement itself; a write checked against the existence constraints the proxy keeps
+        (PROFILE runs the writes, so it is checked too; EXPLAIN runs nothing)."""
+        if self.constraints is None or explain or not existence.may_violate(text) \
+                or not (found := self.constraints.existence(runner.database)):
+            return await runner.run(text, params)
+        return await existence.run_checked(runner, text, params, found)
 
     # -- planning
 
@@ -142,12 +154,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian = {}, []
+        derived, cartesian, after = {}, [], set()
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
-            derived, cartesian = bridged.derived, bridged.cartesian
+            derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -157,9 +169,9 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not cartesian and not (tree.options and kind == "falkordb"):
+        if not edits and not cartesian and not after and not (tree.options and kind == "falkordb"):
             return None
-        body = splice(query, tree.parts[0].span[0], len(query), edits)
+        body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
@@ -486,6 +498,8 @@ class _Rewriting:
 
 
 _MISSING = object()
+#: EXPLAIN before a statement the planner passes through as it is.
+_EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
 
 
 def _key_getter(index_col: int | None, key_cols: list[int]):

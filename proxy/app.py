@@ -43,13 +43,14 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     Built after the demo load / on start, so it sees the timeseries labels present then.
     """
     from extensions.catalog import build_registry
+    from extensions.compat import name_store
     from extensions.planner import ExtensionPlanner
     from extensions.probe_cache import ProbeCache
     cache = None
     if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)
     return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
-                            backend_kind=backend.kind, probe_cache=cache)
+                            backend_kind=backend.kind, probe_cache=cache, constraints=name_store(config.data_dir))
 
 
 def mcp_settings(config: Config) -> McpSettings:

@@ -11,6 +11,12 @@ refuses the query with an error that says what cannot be run faithfully and what
   null row) (`writes.py`);
 - zoned `datetime()` literals and parameters are refused rather than stored with the zone
   dropped (`temporal.py`);
+- writes in `CALL { }` subqueries that FalkorDB runs for the first row only -> FOREACH or the
+  flat form, else refused (`subqueries.py`);
+- CASE evaluating only the branch it takes (`lazy_case.py`, rewritten after the other edits);
+- `point.distance(a, b)` -> Neo4j's haversine formula in metres (`points.py`);
+- SKIP/LIMIT: writes kept under `LIMIT 0`, counts past 32 bits clamped, expressions without
+  variables computed as derived parameters (`limits.py`, `constants.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
 """
 
@@ -24,10 +30,11 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import notifications, regex, temporal, writes
+from . import lazy_case, limits, notifications, points, regex, subqueries, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES)
+RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *limits.RULES,
+                              *subqueries.RULES, *lazy_case.RULES, *points.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
@@ -40,6 +47,8 @@ class Bridged:
     derived: dict[str, Derived] = field(default_factory=dict)
     #: notifications an EXPLAIN gets if its plan shows a cartesian product
     cartesian: list[dict[str, Any]] = field(default_factory=list)
+    #: names of the rewrites of the edited text (`after_edits`)
+    after: set[str] = field(default_factory=set)
 
 
 def bridge(query: A.Query, text: str) -> Bridged:
@@ -51,12 +60,23 @@ def bridge(query: A.Query, text: str) -> Bridged:
         for rule in _BY_NODE.get(type(node), ()):
             edits += rule.apply(node, ctx)
     cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian)
+    return Bridged(edits, ctx.derived, cartesian, ctx.after)
+
+
+_AFTER_EDITS = {"lazy_case": lazy_case.rewrite}
+
+
+def after_edits(text: str, after: set[str]) -> str:
+    """`text` (the query with every edit applied) through the rewrites that need the final text."""
+    for name in sorted(after):
+        text = _AFTER_EDITS[name](text)
+    return text
 
 
 def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool = False) -> dict[str, Any]:
     """The derived parameters' values for one run. EXPLAIN plans without the client's
-    parameters (tools send it bare), so there a value that cannot be computed is null."""
+    parameters (tools send it bare), so there a value that cannot be computed is left out: the
+    backend fills it as it fills the client's own missing ones (null, 0 as a SKIP/LIMIT count)."""
     values = {}
     for name, compute in derived.items():
         try:
@@ -64,7 +84,6 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
         except CypherError:
             if not explain:
                 raise
-            values[name] = None
     return values
 
 

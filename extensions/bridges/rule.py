@@ -21,6 +21,8 @@ class Context:
     query: A.Query
     names: Iterator[str]
     derived: dict[str, Derived] = field(default_factory=dict)
+    #: rewrites to run on the text once every edit is applied (see `bridges.after_edits`)
+    after: set[str] = field(default_factory=set)
 
     def fresh(self, stem: str) -> str:
         return f"__{stem}{next(self.names)}"

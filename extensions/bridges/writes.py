@@ -23,7 +23,7 @@ from ..cypher.render import name as quote_name
 from ..cypher.tokens import OP, tokenize
 from .rule import Context, Edit, Rule
 
-_UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
 def rename_filtered_items(part: A.SingleQuery, ctx: Context) -> list[Edit]:
@@ -33,7 +33,7 @@ def rename_filtered_items(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     for clause in part.clauses:
         if isinstance(clause, A.With) and clause.where is not None and after_write_or_optional:
             edits += _rename(clause, ctx)
-        after_write_or_optional |= isinstance(clause, _UPDATING) or (
+        after_write_or_optional |= isinstance(clause, UPDATING) or (
             isinstance(clause, A.Match) and clause.optional)
     return edits
 
@@ -49,14 +49,14 @@ def _rename(clause: A.With, ctx: Context) -> list[Edit]:
                 name = item.expr.text_in(ctx.text)
                 edits.append((*item.span, f"{name} AS {name}"))
     if clause.star:                        # `WITH *`: the variables in scope come along as they are
-        extra = sorted(used - listed - {i.name(ctx.text) for i in clause.items} - _local_names(clause.where))
+        extra = sorted(used - listed - {i.name(ctx.text) for i in clause.items} - local_names(clause.where))
         if extra:
             at = clause.items[-1].span[1] if clause.items else _star_end(clause, ctx.text)
             edits.append((at, at, "".join(f", {quote_name(v)} AS {quote_name(v)}" for v in extra)))
     return edits
 
 
-def _local_names(expr: A.Expr) -> set[str]:
+def local_names(expr: A.Expr) -> set[str]:
     """Variables an expression declares itself (list comprehensions, quantifiers, reduce)."""
     names = set()
     for node in expr.walk():

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from extensions.cypher.render import name as quote
 from extensions.registry import CallContext, VirtualProcedure
 from proxy.errors import argument_error
 from proxy.values import Node, Relationship
@@ -29,11 +28,16 @@ async def _types(ctx: CallContext, args: list) -> list[list[Any]]:
     return [[rel_type] for rel_type, count in types.items() if count]
 
 
+def _schema_name(name: str) -> str:
+    """Neo4j's `:`Label`` form in the schema procedures: always backticked."""
+    return ":`" + name.replace("`", "``") + "`"
+
+
 async def _node_type_properties(ctx: CallContext, args: list) -> list[list[Any]]:
     schema = await graph_schema(ctx.graph, None)
     rows = []
     for label, properties in schema.node_properties.items():
-        node_type = f":{quote(label)}"
+        node_type = _schema_name(label)
         if not properties:
             rows.append([node_type, [label], None, None, False])
         for key, info in properties.items():
@@ -45,7 +49,7 @@ async def _rel_type_properties(ctx: CallContext, args: list) -> list[list[Any]]:
     schema = await graph_schema(ctx.graph, None)
     rows = []
     for rel_type, properties in schema.rel_properties.items():
-        name = f":{quote(rel_type)}"
+        name = _schema_name(rel_type)
         if not properties:
             rows.append([name, None, None, False])
         for key, info in properties.items():

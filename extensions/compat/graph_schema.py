@@ -27,8 +27,9 @@ REL_PROPERTIES = "MATCH ()-[n:{label}]->() WITH n LIMIT $sample " + _KEY_TYPES
 #: for the demo's 41k; a sample per type misses rare label pairs).
 PATTERNS = "MATCH (a)-[r]->(b) RETURN labels(a), type(r), labels(b), count(*)"
 
-#: Sample size when the caller asks for everything (`sample: -1`).
-EVERYTHING = 2**62
+#: Sample size when the caller asks for everything (`sample: -1`): FalkorDB keeps the low 32 bits
+#: of a LIMIT (2**62 became LIMIT 0: labels listed without properties), so the largest it keeps.
+EVERYTHING = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ _CACHE_SIZE = 16
 
 async def graph_schema(graph: GraphContext, sample: int | None = 1000) -> GraphSchema:
     """The schema of `graph` from up to `sample` elements per label and type (None or -1: all)."""
-    sample = EVERYTHING if sample is None or sample < 0 else max(1, int(sample))
+    sample = EVERYTHING if sample is None or sample < 0 else min(EVERYTHING, max(1, int(sample)))
     key = (graph.database, graph.state, sample)
     if graph.state is not None and key in _cache:
         return _cache[key]

@@ -78,14 +78,20 @@ class Definition:
         return set()
 
     def constraints(self) -> set[tuple[str, str, str, tuple[str, ...]]]:
-        """The FalkorDB constraints (type, entity, label, properties) this definition needs."""
-        if self.what != "CONSTRAINT":
+        """The FalkorDB constraints (type, entity, label, properties) this definition needs.
+        Existence (NOT NULL, and KEY's) is not one: FalkorDB checks its MANDATORY constraint at
+        every operation, so `MERGE (t:T {id: 7}) ON CREATE SET t += $props` and `CREATE (t:T)
+        SET t.title = ...` fail; the proxy checks existence when the statement ends, as Neo4j
+        does at commit (`existence()`, extensions/existence.py)."""
+        if self.what != "CONSTRAINT" or self.kind not in ("UNIQUE", "KEY"):
             return set()
-        label = self.labels[0]
-        unique = {("UNIQUE", self.entity, label, self.properties)} if self.kind in ("UNIQUE", "KEY") else set()
-        mandatory = {("MANDATORY", self.entity, label, (p,)) for p in self.properties} \
-            if self.kind in ("KEY", "NOT NULL") else set()
-        return unique | mandatory
+        return {("UNIQUE", self.entity, self.labels[0], self.properties)}
+
+    def existence(self) -> set[tuple[str, str, str]]:
+        """(entity, label, property) for each property this constraint requires to exist."""
+        if self.what != "CONSTRAINT" or self.kind not in ("KEY", "NOT NULL"):
+            return set()
+        return {(self.entity, self.labels[0], p) for p in self.properties}
 
 
 class NameStore:
@@ -94,9 +100,23 @@ class NameStore:
     def __init__(self, path: Path):
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._existence: dict[str, tuple[int, tuple]] = {}
 
     def load(self, database: str) -> dict[str, Definition]:
         return {name: Definition.from_json(d) for name, d in self._read().get(database, {}).items()}
+
+    def existence(self, database: str) -> tuple[tuple[str, str, str, str], ...]:
+        """(name, entity, label, property) of every existence constraint of `database`, sorted;
+        read again only when the file changed (every write statement asks)."""
+        try:
+            stamp = self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return ()
+        cached = self._existence.get(database)
+        if cached is None or cached[0] != stamp:
+            found = tuple(sorted((name, *e) for name, d in self.load(database).items() for e in d.existence()))
+            self._existence[database] = cached = (stamp, found)
+        return cached[1]
 
     def put(self, database: str, name: str, definition: Definition | None) -> None:
         """Record `name` for `definition` (None: forget the name)."""

@@ -3,8 +3,10 @@
 A command is translated into FalkorDB's own index statements (`CREATE [VECTOR|FULLTEXT] INDEX
 FOR ... ON ...`) and constraint commands (`GRAPH.CONSTRAINT`, through the backend), and its
 name is kept in the `NameStore` so SHOW INDEXES / SHOW CONSTRAINTS list it and DROP finds it.
-Uniqueness is enforced by FalkorDB; a constraint the existing data violates is refused, as Neo4j
-refuses it, and nothing of it is left behind.
+Uniqueness is enforced by FalkorDB, existence (NOT NULL) by the proxy when each write statement
+ends (`extensions/existence.py`: FalkorDB's own check runs at every operation, before an
+`ON CREATE SET` could add the property); a constraint the existing data violates is refused, as
+Neo4j refuses it, and nothing of it is left behind.
 """
 
 from __future__ import annotations
@@ -107,6 +109,7 @@ class SchemaCommands:
         catalog = await self._catalog(ctx)
         if await self._exists(catalog, name, d, command.if_not_exists, "constraint"):
             return command_result(runner, {})
+        await self._check_existence(ctx, name, d)
         index = Definition("INDEX", "RANGE", d.entity, d.labels, d.properties)
         for statement in self._index_statements(index, catalog) if d.fields() else ():
             await _run(runner, statement)
@@ -122,6 +125,20 @@ class SchemaCommands:
             raise
         self.names.put(runner.database, name, d)
         return command_result(runner, {"constraints-added": 1})
+
+    async def _check_existence(self, ctx, name: str, d: Definition) -> None:
+        """A NOT NULL (or KEY) constraint the existing data violates is refused, as in Neo4j
+        (the proxy enforces existence itself, see `Definition.constraints`)."""
+        for entity, label, prop in sorted(d.existence()):
+            rows = await ctx.graph.read(f"MATCH {_pattern(d, label)} WHERE n.{quote(prop)} IS NULL "
+                                        "RETURN id(n) LIMIT 1", {})
+            if rows:
+                what = "Node" if entity == "NODE" else "Relationship"
+                raise _schema_error("ConstraintCreationFailed",
+                                    f"Unable to create Constraint( name='{name}', type='{d.kind}', schema="
+                                    f"{_pattern(d, label)} {{{', '.join(d.properties)}}} ): {what}({rows[0][0]}) "
+                                    f"with {'label' if entity == 'NODE' else 'type'} `{label}` must have the "
+                                    f"property `{prop}`. Set it on the existing data first.")
 
     async def _wait_until_built(self, ctx, name: str, d: Definition, created: list) -> None:
         """FalkorDB builds a constraint in the background: wait for it, refuse it if data violates it."""

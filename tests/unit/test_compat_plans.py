@@ -50,7 +50,8 @@ def test_vector_property_transactions_and_final_unit_subquery(planners):
     assert plan.text == ("UNWIND $data AS row WITH row MERGE (c:Chunk {id: row.id}) WITH c, row "
                          "SET c.embedding = vecf32(row.embedding) SET c.text = row.text")
     similarity = planners["falkordb"].plan("MATCH (n) RETURN vector.similarity.cosine(n.e, $q) AS s").text
-    assert "(1.0 - vec.cosineDistance(n.e, vecf32($q)) / 2.0)" in similarity
+    assert "(1.0 - vec.cosineDistance(([__v IN [n.e] WHERE typeOf(__v) = 'Vectorf32' | __v] + " in similarity
+    assert similarity.endswith("| vecf32(__v)])[0], vecf32($q)) / 2.0) AS s")
 
 
 def test_apoc_merge_node_renders_one_branch_per_label_set(planners):
