@@ -123,3 +123,14 @@ HANDSHAKES = st.one_of(
     st.builds(lambda verb, rest: verb + rest, st.sampled_from([b"GET ", b"HEAD", b"OPTI"]),
               st.binary(max_size=60)),                                        # HTTP on the Bolt port
 )
+
+
+#: Labels the constraint fuzz keeps a unique constraint on `k` for (test_fuzz_constraint_writes).
+CONSTRAINED_LABELS = ("FuzzU0", "FuzzU1")
+#: One write against them, as applications keeping unique keys send it: (form, label, key). The
+#: keys are few, so most writes break the constraint; the forms cover auto-commit, managed and
+#: explicit transactions that commit, roll back or are refused, and multi-row MERGEs.
+CONSTRAINED_WRITES = st.tuples(
+    st.sampled_from(["create", "merge set", "two-row merge", "create many", "tx refused",
+                     "tx committed", "tx rolled back", "delete", "set key"]),
+    st.sampled_from(CONSTRAINED_LABELS), st.integers(0, 4))

@@ -19,14 +19,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j.exceptions import DriverError, Neo4jError
 
+from proxy.backends.falkordb_pair import NAMES
 from proxy.bolt.chunking import chunk
 from proxy.packstream import Packer
 from tests.fuzz.report import HANG_SECONDS, LONG, QUERY_TIMEOUT, Report
-from tests.fuzz.strategies import AUTH, HANDSHAKES, PARAMETERS, bolt_messages, mutated_queries
+from tests.fuzz.strategies import (AUTH, CONSTRAINED_LABELS, CONSTRAINED_WRITES, HANDSHAKES, PARAMETERS,
+                                  bolt_messages, mutated_queries)
 from tests.harness import PASSWORD, USER
 
 CYPHER_EXAMPLES = 20_000 if LONG else 1_200
 BOLT_EXAMPLES = 5_000 if LONG else 300
+CONSTRAINT_EXAMPLES = 1_000 if LONG else 40
 #: What the proxy answers while the embedded database is lost or restarting.
 DATABASE_LOST = "Neo.TransientError.General.DatabaseUnavailable"
 #: CI's sample is the same every run, so a red CI reproduces; the long form draws new inputs each time.
@@ -175,3 +178,63 @@ def test_fuzz_bolt(fuzz_proxy):
             report.record("crash", "not serving", stream[:300].hex())
 
     _run_and_check(run, report, client, fuzz_proxy, since)
+
+
+def _constrained_write(session, form: str, label: str, key: int) -> None:
+    """One write of `CONSTRAINED_WRITES` (a refused one raises the driver's ConstraintError)."""
+    if form.startswith("tx"):
+        with session.begin_transaction() as tx:
+            tx.run(f"MERGE (n:{label} {{k: $k}}) SET n.seen = timestamp()", k=key + 10).consume()
+            tx.run(f"CREATE (:{label} {{k: $k}})", k=key + 10 if form == "tx refused" else key).consume()
+            if form == "tx rolled back":
+                tx.rollback()
+        return
+    query = {
+        "create": "CREATE (:{l} {{k: $k}})",
+        "merge set": "MERGE (n:{l} {{uid: $k}}) ON CREATE SET n.k = $k",
+        "two-row merge": "UNWIND [$k + 5, $k] AS k MERGE (n:{l} {{k: k, row: true}}) ON CREATE SET n.at = k",
+        "create many": "UNWIND range(0, 3) AS i CREATE (:{l} {{k: $k + i}})",
+        "delete": "MATCH (n:{l} {{k: $k}}) DETACH DELETE n",
+        "set key": "MATCH (n:{l}) WHERE n.k = $k + 1 SET n.k = $k",
+    }[form].format(l=label)
+    session.run(query, k=key).consume()
+
+
+def test_fuzz_constraint_writes(fuzz_proxy):
+    """Sequences of writes that break unique constraints (FalkorDB 4.16 crashed on several;
+    proxy/backends/falkordb_upkeep.py): each is answered, refused ones with
+    ConstraintValidationFailed, and neither the database nor the proxy crashes."""
+    report = Report("constraint writes (refused, committed, rolled back)")
+    since, crashed_before = len(fuzz_proxy.output), _database_crashes(fuzz_proxy)
+    client = CypherClient(fuzz_proxy)
+    for label in CONSTRAINED_LABELS:
+        client.run(f"CREATE CONSTRAINT {label.lower()}_k IF NOT EXISTS FOR (n:{label}) REQUIRE n.k IS UNIQUE", {})
+
+    @settings(max_examples=CONSTRAINT_EXAMPLES, **FUZZ_SETTINGS)
+    @given(writes=st.lists(CONSTRAINED_WRITES, min_size=1, max_size=6))
+    def run(writes):
+        for form, label, key in writes:
+            try:
+                with client.driver.session() as session:
+                    _constrained_write(session, form, label, key)
+                outcome, detail = "ok", ""
+            except Neo4jError as exc:
+                outcome = "crash" if exc.code == DATABASE_LOST else exc.code or "no code"
+                detail = exc.message if outcome == "crash" else ""
+                if (exc.code or "").startswith("Neo.DatabaseError"):
+                    outcome, detail = "unexpected", f"{exc.code}: {exc.message}"
+            except DriverError as exc:
+                outcome, detail = client._dropped(exc)
+            report.record(outcome, detail, f"{form} {label} k={key}")
+
+    def run_and_count_crashes():
+        run()
+        for _ in range(_database_crashes(fuzz_proxy) - crashed_before):    # the replica's too
+            report.record("crash", "a crash report in the embedded database's log")
+
+    _run_and_check(run_and_count_crashes, report, client, fuzz_proxy, since)
+
+
+def _database_crashes(proxy) -> int:
+    logs = (proxy.data_dir / "falkordb" / name / "falkordb.log" for name in NAMES)
+    return sum(log.read_text(errors="replace").count("crashed by signal") for log in logs if log.exists())
