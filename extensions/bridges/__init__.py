@@ -11,6 +11,7 @@ refuses the query with an error that says what cannot be run faithfully and what
   null row) (`writes.py`);
 - zoned `datetime()` literals and parameters are refused rather than stored with the zone
   dropped (`temporal.py`);
+- APOC functions -> the FalkorDB expression with APOC's result (`compat/apoc_functions.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
 """
 
@@ -23,11 +24,12 @@ from typing import Any
 
 from proxy.errors import CypherError
 
+from ..compat import apoc_functions
 from ..cypher import ast as A
 from . import notifications, regex, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES)
+RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *apoc_functions.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
