@@ -29,7 +29,8 @@ from ..cypher import ast as A
 from . import notifications, regex, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *apoc_functions.RULES)
+RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES,
+                           *(Rule(*fields) for fields in apoc_functions.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from proxy.errors import argument_error
 
-from ..bridges.rule import Context, Edit, Rule
 from ..cypher import ast as A
+
+if TYPE_CHECKING:          # bridges/ imports this module for its rules (a cycle at run time)
+    from ..bridges.rule import Context, Edit
 
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
                         "percentilecont", "percentiledisc"})
@@ -206,7 +209,7 @@ def listed() -> list[ApocFunction]:
     return sorted(FUNCTIONS.values(), key=lambda f: f.name.lower())
 
 
-_WORDS = ("apoc.",)
-RULES = (Rule(A.FunctionCall, apoc_call, _WORDS, r"apoc\.[\w.]+\s*\("),
-         Rule(A.With, split_aggregates, _WORDS, r"apoc\.[\w.]+\s*\("),
-         Rule(A.Return, split_aggregates, _WORDS, r"apoc\.[\w.]+\s*\("))
+#: (node class, apply, trigger words, trigger regex): bridges.Rule's fields.
+_WORDS, _CALL = ("apoc.",), r"apoc\.[\w.]+\s*\("
+RULES = ((A.FunctionCall, apoc_call, _WORDS, _CALL), (A.With, split_aggregates, _WORDS, _CALL),
+         (A.Return, split_aggregates, _WORDS, _CALL))
