@@ -137,8 +137,11 @@ class Catalog:
     indexes: list[Entry]
     constraints: list[Entry]
 
-    def find(self, name: str) -> Entry | None:
-        return next((e for e in self.indexes + self.constraints if e.name == name), None)
+    def find(self, name: str, what: str = "INDEX") -> Entry | None:
+        """The entry called `name`; a constraint's backing index has its name, so `what` says
+        which of the two comes first."""
+        entries = self.indexes + self.constraints if what == "INDEX" else self.constraints + self.indexes
+        return next((e for e in entries if e.name == name), None)
 
     def equivalent(self, definition: Definition) -> Entry | None:
         entries = self.indexes if definition.what == "INDEX" else self.constraints

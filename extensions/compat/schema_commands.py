@@ -142,7 +142,7 @@ class SchemaCommands:
     async def _exists(self, catalog: Catalog, name: str, d: Definition, if_not_exists: bool, what: str) -> bool:
         """True when the command has nothing to do (IF NOT EXISTS); raises when the name or an
         equivalent definition is taken."""
-        by_name = catalog.find(name)
+        by_name = catalog.find(name, d.what)
         same = catalog.equivalent(d)
         if by_name is None and same is None:
             return False
@@ -150,7 +150,8 @@ class SchemaCommands:
             return True
         if by_name is not None and by_name.definition != d:
             raise _schema_error("IndexWithNameAlreadyExists" if what == "index" else "ConstraintWithNameAlreadyExists",
-                                f"There already exists an {what} called '{name}'.")
+                                f"There already exists {'an index' if what == 'index' else 'a constraint'} "
+                                f"called '{name}'.")
         raise _schema_error("EquivalentSchemaRuleAlreadyExists",
                             f"An equivalent {what} already exists, '{_describe(by_name or same)}'.")
 

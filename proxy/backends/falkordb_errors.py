@@ -168,6 +168,11 @@ RULES: tuple[Rule, ...] = (
     _rule(r"Failed to create relationship; endpoint was not found", ENTITY_NOT_FOUND,
           lambda m: "Failed to create the relationship: one of its nodes was deleted in this query."),
     # -- schema
+    # Neo4j's "Node(<id>) already exists with label `X` and property `p` = <value>" is what
+    # OGMs (neomodel's UniqueProperty) recognise; FalkorDB names neither the node nor the value.
+    _rule(r"unique constraint violation on node of type (.*)", CONSTRAINT_FAILED,
+          lambda m: f"Node already exists with label `{m[1].strip()}` and the same value of a property "
+                    "its unique constraint covers (the embedded FalkorDB does not say which node or value)."),
     _rule(r"(?:mandatory|unique) constraint violation", CONSTRAINT_FAILED,
           lambda m: f"{m.string[0].upper()}{m.string[1:]} (a constraint of this database refuses "
                     "the write)."),
