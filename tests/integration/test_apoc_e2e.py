@@ -1,0 +1,182 @@
+"""APOC as agents' tools use it, on the embedded database (extensions/compat/apoc_functions.py,
+apoc_meta.py, apoc_merge.py): each function against a Python computation of APOC's documented
+result, inside other expressions and over aggregates; the procedures against the graph read with
+plain Cypher; and the schema and statement errors OGMs branch on."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import defaultdict
+
+import neo4j
+import pytest
+
+from extensions.compat.apoc_functions import listed
+
+
+def rows(driver, query: str, **params) -> list[dict]:
+    return [r.data() for r in driver.execute_query(query, params).records]
+
+
+def one(driver, query: str, **params):
+    (row,) = driver.execute_query(query, params).records
+    return row[0]
+
+
+def _dedup(values: list) -> list:
+    out: list = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def _flatten(values: list) -> list:
+    return [x for v in values for x in (v if isinstance(v, list) else [v])]
+
+
+#: (function, arguments, APOC's result computed in Python)
+CASES = [
+    ("apoc.coll.toSet", lambda a: [_dedup(a)]),
+    ("apoc.coll.sum", lambda a: [float(sum(a))]),
+    ("apoc.coll.avg", lambda a: [sum(a) / len(a) if a else None]),
+    ("apoc.coll.max", lambda a: [max(a) if a else None]),
+    ("apoc.coll.min", lambda a: [min(a) if a else None]),
+    ("apoc.coll.sort", lambda a: [sorted(a)]),
+]
+
+
+@pytest.mark.parametrize("name, expected", CASES, ids=[c[0] for c in CASES])
+def test_list_functions_match_apoc_on_random_lists(driver, name, expected):
+    rng = random.Random(name)
+    lists = [[rng.randint(-5, 5) for _ in range(rng.randint(0, 8))] for _ in range(25)]
+    got = one(driver, f"RETURN [l IN $lists | {name}(l)]", lists=lists)
+    assert got == pytest.approx([expected(values)[0] for values in lists], rel=1e-13)   # FalkorDB: 15 digits
+
+
+def test_two_list_functions_match_python_sets(driver):
+    rng = random.Random(7)
+    pairs = [[[rng.randint(0, 6) for _ in range(6)], [rng.randint(0, 6) for _ in range(4)]] for _ in range(25)]
+    got = rows(driver, "UNWIND $pairs AS p RETURN apoc.coll.union(p[0], p[1]) AS u, "
+                       "apoc.coll.intersection(p[0], p[1]) AS i, apoc.coll.subtract(p[0], p[1]) AS s, "
+                       "apoc.coll.contains(p[0], p[1][0]) AS c, apoc.coll.indexOf(p[0], p[1][0]) AS x", pairs=pairs)
+    for (a, b), row in zip(pairs, got):
+        assert row["u"] == _dedup(a + b)
+        assert row["i"] == _dedup([x for x in a if x in b])
+        assert row["s"] == _dedup([x for x in a if x not in b])
+        assert row["c"] is (b[0] in a)
+        assert row["x"] == (a.index(b[0]) if b[0] in a else -1)
+
+
+def test_text_and_type_functions(driver):
+    row = rows(driver, "RETURN apoc.text.join(['a', 'b', 'c'], '-') AS j, apoc.text.capitalize('north sea') AS c, "
+                       "[v IN [1, 1.5, 'x', true, [1, 2], ['a', 1], {k: 1}, null] | apoc.meta.cypher.type(v)] AS t")[0]
+    assert row["j"] == "a-b-c" and row["c"] == "North sea"
+    assert row["t"] == ["INTEGER", "FLOAT", "STRING", "BOOLEAN", "LIST OF INTEGER", "LIST OF ANY", "MAP", "NULL"]
+    assert one(driver, "CREATE (n:ApocTyped) WITH n RETURN apoc.meta.cypher.type(n)") == "NODE"
+    driver.execute_query("MATCH (n:ApocTyped) DELETE n")
+
+
+def test_functions_nest_and_go_anywhere_an_expression_goes(driver):
+    assert one(driver, "WITH [[1, 2], [2, 3]] AS l WHERE size(apoc.coll.toSet(apoc.coll.flatten(l))) = 3 "
+                       "RETURN apoc.coll.sum(apoc.coll.flatten(l)) + 1") == 9.0
+    assert one(driver, "RETURN [x IN range(1, 3) | apoc.coll.max([x, 2])]") == [2, 2, 3]
+    assert one(driver, "UNWIND [[3, 1], [2]] AS l WITH l ORDER BY apoc.coll.min(l) RETURN collect(l)") == [[3, 1], [2]]
+
+
+def test_an_iteration_over_an_aggregate_is_grouped_first(driver):
+    """llama-index's get_rel_map: `apoc.coll.flatten(apoc.coll.toSet(collect([...])))` per group."""
+    rng = random.Random(3)
+    data = [{"k": rng.choice("abc"), "v": [rng.randint(0, 3), rng.randint(0, 3)]} for _ in range(40)]
+    got = rows(driver, "UNWIND $data AS r WITH r.k AS key, apoc.coll.flatten(apoc.coll.toSet(collect(r.v))) AS f "
+                       "RETURN key, f ORDER BY key", data=data)
+    groups = defaultdict(list)
+    for r in data:
+        groups[r["k"]].append(r["v"])
+    assert got == [{"key": k, "f": _flatten(_dedup(v))} for k, v in sorted(groups.items())]
+    (row,) = rows(driver, "UNWIND $data AS r RETURN apoc.coll.avg(collect(size(r.v))), count(*) AS n", data=data)
+    assert row == {"apoc.coll.avg(collect(size(r.v)))": 2.0, "n": 40}
+
+
+def test_unserved_and_misused_functions_are_refused(driver):
+    with pytest.raises(neo4j.exceptions.ClientError, match="apoc.map.clean"):
+        driver.execute_query("RETURN apoc.map.clean({a: 1}, [], [])")
+    with pytest.raises(neo4j.exceptions.ClientError, match="Usage: apoc.coll.toSet"):
+        driver.execute_query("RETURN apoc.coll.toSet([1], 2)")
+    with pytest.raises(neo4j.exceptions.ClientError, match="one level at a time"):
+        driver.execute_query("RETURN apoc.coll.flatten([[1]], true)")
+
+
+def test_show_functions_lists_apoc_signatures(driver):
+    shown = {r["name"]: r["signature"] for r in rows(
+        driver, "SHOW FUNCTIONS YIELD name, signature WHERE name STARTS WITH 'apoc.' RETURN name, signature")}
+    assert shown == {f.name: f.signature for f in listed()}
+    assert shown["apoc.coll.toSet"] == "apoc.coll.toSet(coll :: LIST<ANY>) :: LIST<ANY>"
+
+# ------------------------------------------------------------------ procedures
+
+
+def test_meta_sub_graph_counts_what_plain_cypher_counts(clean_graph):
+    clean_graph.execute_query("UNWIND range(1, 3) AS i CREATE (:SubA {i: i})-[:SUB_R]->(:SubB)-[:SUB_S]->(:SubC)")
+    got = rows(clean_graph, "CALL apoc.meta.subGraph({}) YIELD nodes, relationships "
+                            "RETURN nodes, [rel in relationships | {name: apoc.any.property(rel, 'type'), "
+                            "count: apoc.any.property(rel, 'count')}] AS relationships")[0]
+    labels = {r["l"]: r["n"] for r in rows(clean_graph, "MATCH (n) UNWIND labels(n) AS l RETURN l, count(*) AS n")}
+    types = {r["t"]: r["n"] for r in rows(clean_graph, "MATCH ()-[r]->() RETURN type(r) AS t, count(*) AS n")}
+    assert {n["name"]: n["count"] for n in got["nodes"]} == labels
+    assert {r["name"]: r["count"] for r in got["relationships"]} == types
+    only = rows(clean_graph, "CALL apoc.meta.subGraph({labels: ['SubA', 'SubB']})")[0]
+    assert [n["name"] for n in only["nodes"]] == ["SubA", "SubB"] and len(only["relationships"]) == 1
+
+
+def test_create_add_labels_from_the_data(clean_graph):
+    clean_graph.execute_query("UNWIND range(1, 4) AS i CREATE (:AddL {i: i})")
+    got = rows(clean_graph, "UNWIND $rows AS row MATCH (e:AddL {i: row.i}) WITH e, row "
+                            "CALL apoc.create.addLabels(e, [row.label]) YIELD node RETURN row.i AS i, labels(node) AS l",
+               rows=[{"i": 1, "label": "Red"}, {"i": 2, "label": "Blue"}, {"i": 3, "label": "Red"}])
+    assert sorted((r["i"], sorted(r["l"])) for r in got) == [(1, ["AddL", "Red"]), (2, ["AddL", "Blue"]),
+                                                             (3, ["AddL", "Red"])]
+    assert one(clean_graph, "MATCH (n:AddL) WHERE size(labels(n)) = 1 RETURN collect(n.i)") == [4]
+    nodes = one(clean_graph, "MATCH (n:AddL) WITH collect(n) AS all CALL apoc.create.addLabels(all, ['Green']) "
+                             "YIELD node RETURN count(node)")
+    assert nodes == 4 == one(clean_graph, "MATCH (n:Green) RETURN count(n)")
+
+
+def test_util_sleep_waits(driver):
+    started = time.monotonic()
+    driver.execute_query("CALL apoc.util.sleep(200)")
+    assert time.monotonic() - started >= 0.2
+
+# ------------------------------------------------------------------ what OGMs branch on
+
+
+def test_an_identical_named_constraint_again_is_an_equivalent_schema_rule(driver):
+    create = "CREATE CONSTRAINT apoc_twice FOR (n:ApocTwice) REQUIRE n.k IS UNIQUE"
+    driver.execute_query(create)
+    try:
+        with pytest.raises(neo4j.exceptions.ClientError) as same:
+            driver.execute_query(create)
+        assert same.value.code == "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists"
+        with pytest.raises(neo4j.exceptions.ClientError) as other:
+            driver.execute_query("CREATE CONSTRAINT apoc_twice FOR (n:ApocTwice) REQUIRE n.j IS UNIQUE")
+        assert other.value.code == "Neo.ClientError.Schema.ConstraintWithNameAlreadyExists"
+        assert other.value.message == "There already exists a constraint called 'apoc_twice'."
+        driver.execute_query("CREATE (:ApocTwice {k: 1})")
+        with pytest.raises(neo4j.exceptions.ClientError) as duplicate:
+            driver.execute_query("CREATE (:ApocTwice {k: 1})")
+        assert duplicate.value.code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+        assert "already exists with label `ApocTwice`" in duplicate.value.message
+    finally:
+        driver.execute_query("DROP CONSTRAINT apoc_twice IF EXISTS")
+        driver.execute_query("MATCH (n:ApocTwice) DELETE n")
+
+
+@pytest.mark.parametrize("tail", [";", "; ", ";\n", "; // done", "; /* done */ "])
+def test_a_final_semicolon_may_be_followed_by_blanks_and_comments(driver, tail):
+    assert one(driver, "RETURN 1" + tail) == 1
+
+
+def test_two_statements_are_still_refused(driver):
+    with pytest.raises(neo4j.exceptions.ClientError, match="exactly one statement"):
+        driver.execute_query("RETURN 1; RETURN 2")
