@@ -52,7 +52,8 @@ def test_list_functions_match_apoc_on_random_lists(driver, name, expected):
     rng = random.Random(name)
     lists = [[rng.randint(-5, 5) for _ in range(rng.randint(0, 8))] for _ in range(25)]
     got = one(driver, f"RETURN [l IN $lists | {name}(l)]", lists=lists)
-    assert got == pytest.approx([expected(values)[0] for values in lists], rel=1e-13)   # FalkorDB: 15 digits
+    want = [expected(values)[0] for values in lists]
+    assert got == (pytest.approx(want, rel=1e-13) if name == "apoc.coll.avg" else want)  # FalkorDB: 15 digits
 
 
 def test_two_list_functions_match_python_sets(driver):
