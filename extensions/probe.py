@@ -17,6 +17,7 @@ from typing import Any
 from proxy.errors import argument_error
 
 from . import bind, late
+from .compat import apoc_maps
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
@@ -144,6 +145,8 @@ class PartPlanner:
                 late.plan_dynamic_labels(self, index, clause)
             elif self.kind == "falkordb" and late.is_vector_property_call(clause):
                 late.plan_vector_property(self, index, clause)
+            if self.kind == "falkordb":
+                apoc_maps.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):

@@ -65,6 +65,11 @@ def _type_name(value: str) -> str:
     return f"CASE typeOf({value}) {whens} END"
 
 
+def cypher_type(value: str, fresh: str) -> str:
+    """`apoc.meta.cypher.type(value)` as text (`fresh`: a variable name prefix)."""
+    return _cypher_type().replace("@v", fresh + "_").replace("@0", value)
+
+
 def _cypher_type() -> str:
     """APOC's type name: a list is `LIST OF <type>` when its elements share one, else `LIST OF ANY`."""
     items = "(CASE typeOf(@vv) WHEN 'List' THEN @vv ELSE [] END)"

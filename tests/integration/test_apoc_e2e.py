@@ -12,7 +12,7 @@ from collections import defaultdict
 import neo4j
 import pytest
 
-from extensions.compat.apoc_functions import listed
+from extensions.compat import apoc_functions, apoc_maps
 
 
 def rows(driver, query: str, **params) -> list[dict]:
@@ -101,9 +101,36 @@ def test_an_iteration_over_an_aggregate_is_grouped_first(driver):
     assert row == {"apoc.coll.avg(collect(size(r.v)))": 2.0, "n": 40}
 
 
+def test_map_functions_build_maps_with_keys_from_the_data(driver):
+    """llama-index's `SET e += apoc.map.clean(row.properties, [], [])` and neomodel's
+    `apoc.meta.cypher.types(properties(n))`, against Python on random maps."""
+    rng = random.Random(11)
+    maps = [{k: rng.choice([None, 1, 2.5, "x", "", [1, 2], True]) for k in rng.sample("abcdef", rng.randint(0, 5))}
+            for _ in range(30)]
+    got = rows(driver, "UNWIND $maps AS m RETURN apoc.map.clean(m, ['f'], ['', 2.5]) AS clean, "
+                       "apoc.meta.cypher.types(m) AS types, apoc.map.merge(m, {a: 0}) AS merged, "
+                       "apoc.map.removeKeys(m, ['a', 'b']) AS removed", maps=maps)
+    names = {type(None): "NULL", int: "INTEGER", float: "FLOAT", str: "STRING", list: "LIST OF INTEGER", bool: "BOOLEAN"}
+    for m, row in zip(maps, got):
+        assert row["clean"] == {k: v for k, v in m.items() if v is not None and k != "f" and v not in ("", 2.5)}
+        assert row["types"] == {k: names[type(v)] for k, v in m.items()}
+        assert row["merged"] == {**m, "a": 0}
+        assert row["removed"] == {k: v for k, v in m.items() if k not in "ab"}
+    assert one(driver, "RETURN apoc.map.fromPairs([['a', 1], ['b', 2], ['a', 3]])") == {"a": 3, "b": 2}
+    assert one(driver, "RETURN apoc.meta.cypher.types(1)") == {}
+
+
+def test_map_clean_in_a_write(clean_graph):
+    data = [{"id": 1, "properties": {"a": 1, "b": None}}, {"id": 2, "properties": {"c": "x", "d": ""}}]
+    clean_graph.execute_query("UNWIND $data AS row MERGE (e:MapClean {id: row.id}) SET e.b = 'kept' "
+                              "SET e += apoc.map.clean(row.properties, [], ['']) ", data=data)
+    got = rows(clean_graph, "MATCH (e:MapClean) RETURN properties(e) AS p ORDER BY e.id")
+    assert [r["p"] for r in got] == [{"id": 1, "a": 1, "b": "kept"}, {"id": 2, "b": "kept", "c": "x"}]
+
+
 def test_unserved_and_misused_functions_are_refused(driver):
-    with pytest.raises(neo4j.exceptions.ClientError, match="apoc.map.clean"):
-        driver.execute_query("RETURN apoc.map.clean({a: 1}, [], [])")
+    with pytest.raises(neo4j.exceptions.ClientError, match="apoc.convert.fromJsonMap"):
+        driver.execute_query("RETURN apoc.convert.fromJsonMap('{}')")
     with pytest.raises(neo4j.exceptions.ClientError, match="Usage: apoc.coll.toSet"):
         driver.execute_query("RETURN apoc.coll.toSet([1], 2)")
     with pytest.raises(neo4j.exceptions.ClientError, match="one level at a time"):
@@ -113,7 +140,7 @@ def test_unserved_and_misused_functions_are_refused(driver):
 def test_show_functions_lists_apoc_signatures(driver):
     shown = {r["name"]: r["signature"] for r in rows(
         driver, "SHOW FUNCTIONS YIELD name, signature WHERE name STARTS WITH 'apoc.' RETURN name, signature")}
-    assert shown == {f.name: f.signature for f in listed()}
+    assert shown == {f.name: f.signature for f in [*apoc_functions.listed(), *apoc_maps.listed()]}
     assert shown["apoc.coll.toSet"] == "apoc.coll.toSet(coll :: LIST<ANY>) :: LIST<ANY>"
 
 # ------------------------------------------------------------------ procedures
