@@ -173,7 +173,7 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
                     populating.add((kind, entity, label, prop))
     constraints = {(row[0], row[3], row[1], tuple(row[2])): row[4] for row in await graph.read(CONSTRAINTS, {})}
     named = [(name, d) for name, d in names.load(graph.database).items()
-             if d.fields() <= set(fields) and d.constraints() <= set(constraints)]
+             if d.fields() <= set(fields) and d.constraints() <= set(constraints) or pending_vector_index(d)]
     covered = set().union(*(d.fields() for _, d in named)) if named else set()
     held = set().union(*(d.constraints() for _, d in named)) if named else set()
     index_entries: list[Entry] = []
@@ -200,6 +200,11 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
             index_entries.append(Entry(name, Definition("INDEX", "RANGE", entity, (label,), properties), owner=name))
     index_entries += _unnamed_indexes(fields, covered, populating)
     return Catalog(sorted(index_entries, key=lambda e: e.name), sorted(constraint_entries, key=lambda e: e.name))
+
+
+def pending_vector_index(d: Definition) -> bool:
+    """A vector index named before any vector gave its dimensions (schema_commands)."""
+    return d.kind == "VECTOR" and d.what == "INDEX" and d.options.get("dimension", 0) is None
 
 
 def _unnamed_indexes(fields: dict[tuple, dict], covered: set, populating: set) -> list[Entry]:

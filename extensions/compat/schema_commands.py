@@ -10,6 +10,7 @@ refuses it, and nothing of it is left behind.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from extensions.cypher import ast as A
@@ -20,7 +21,7 @@ from proxy.backends.base import ListResult, Summary
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .schema_catalog import Catalog, Definition, Entry, NameStore, read_catalog
+from .schema_catalog import Catalog, Definition, Entry, NameStore, pending_vector_index, read_catalog
 
 #: Neo4j's similarity function names -> FalkorDB's.
 SIMILARITY = {"cosine": "cosine", "euclidean": "euclidean"}
@@ -69,7 +70,13 @@ class SchemaCommands:
             raise argument_error(f"A {command.kind} index is on one label or relationship type.")
         name = _name(command.name, params) or d.generated_name()
         catalog = await self._catalog(ctx)
-        if await self._exists(catalog, name, d, command.if_not_exists, "index"):
+        if d.kind == "VECTOR" and d.options["dimension"] is None:
+            d = await _dimensions_from_data(ctx, d)
+        pending = catalog.find(name)
+        if pending is not None and pending.definition == d and pending_vector_index(pending.definition) \
+                and not pending_vector_index(d):                  # its dimensions are known now
+            catalog = replace(catalog, indexes=[e for e in catalog.indexes if e is not pending])
+        elif await self._exists(catalog, name, d, command.if_not_exists, "index"):
             return command_result(runner, {})
         statements = self._index_statements(d, catalog)
         for statement in statements:
@@ -85,6 +92,8 @@ class SchemaCommands:
             if not missing:
                 continue
             on = ", ".join(f"n.{quote(p)}" for p in missing)
+            if pending_vector_index(d):
+                continue
             if d.kind == "VECTOR":
                 config = d.options
                 statements.append(f"CREATE VECTOR INDEX FOR {_pattern(d, label)} ON ({on}) OPTIONS "
@@ -179,7 +188,7 @@ class SchemaCommands:
         kept = set().union(*(e.definition.fields() for e in others)) if others else set()
         for kind, entity, label, properties in sorted(d.constraints()):
             await runner.backend.constraint(runner.database, "DROP", kind, entity, label, properties)
-        for kind, entity, label, prop in sorted(d.fields() - kept):
+        for kind, entity, label, prop in sorted(d.fields() - kept if not pending_vector_index(d) else ()):
             word = {"RANGE": "", "VECTOR": "VECTOR ", "FULLTEXT": "FULLTEXT "}[kind]
             await _run(runner, f"DROP {word}INDEX FOR {_pattern(d, label)} ON (n.{quote(prop)})")
         self.names.put(runner.database, name, None)
@@ -208,13 +217,25 @@ def _vector_options(options: dict[str, Any]) -> dict[str, Any]:
     config = options.get("indexConfig") or {}
     dimensions = config.get("vector.dimensions")
     similarity = str(config.get("vector.similarity_function", "cosine")).lower()
-    if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1:
-        raise argument_error("A vector index on the embedded database needs its dimensions: "
-                             "OPTIONS {indexConfig: {`vector.dimensions`: 384, "
-                             "`vector.similarity_function`: 'cosine'}}.")
+    if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)
+                                   or dimensions < 1):
+        raise argument_error(f"`vector.dimensions` must be a positive integer, got {dimensions!r}.")
     if similarity not in SIMILARITY:
         raise argument_error(f"Unknown vector.similarity_function '{similarity}': use 'cosine' or 'euclidean'.")
     return {"dimension": dimensions, "similarityFunction": SIMILARITY[similarity]}
+
+
+async def _dimensions_from_data(ctx, d: Definition) -> Definition:
+    """Neo4j (>= 5.23) takes a vector index's dimensions from the vectors written; FalkorDB needs
+    them to build the index. The dimensions of a vector already stored are used; with none yet,
+    the index stays pending until `CREATE VECTOR INDEX` runs again (llama-index runs it on
+    every start) with vectors in the graph."""
+    label, key = quote(d.labels[0]), quote(d.properties[0])
+    pattern = f"(n:{label})" if d.entity == "NODE" else f"()-[n:{label}]->()"
+    found = await ctx.graph.read(f"MATCH {pattern} WHERE n.{key} IS NOT NULL RETURN n.{key} LIMIT 1", {})
+    if not found or not isinstance(found[0][0], list) or not found[0][0]:
+        return d
+    return replace(d, options={**d.options, "dimension": len(found[0][0])})
 
 
 def command_result(runner, stats: dict[str, int]) -> ListResult:

@@ -21,7 +21,7 @@ from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .schema_catalog import NameStore, read_catalog
+from .schema_catalog import NameStore, pending_vector_index, read_catalog
 
 _SCORE = "CASE ${p}[0][2] WHEN 'euclidean' THEN 1.0 / (1.0 + {d} * {d}) ELSE 1.0 - {d} / 2.0 END"
 
@@ -39,6 +39,12 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
                               f"java.lang.IllegalArgumentException: There is no such {kind.lower()} schema "
                               f"index: {name}")
         d = entry.definition
+        if pending_vector_index(d):
+            raise CypherError("Neo.ClientError.Procedure.ProcedureCallFailed",
+                              f"Failed to invoke procedure `{procedure}`: the vector index {name} was created "
+                              "without `vector.dimensions` before any vector was stored, and the embedded "
+                              "database needs them to build it: run the CREATE VECTOR INDEX again now that "
+                              "vectors are stored (it takes their dimensions), or give `vector.dimensions`.")
         similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")
         return [[d.labels[0], d.properties[0], str(similarity).lower()]]
 
