@@ -5,7 +5,8 @@ name an index; FalkorDB's `db.idx.vector.queryNodes(label, property, k, vecf32(v
 `db.idx.fulltext.queryNodes(label, text)` take its label and property. The CALL is rewritten
 to FalkorDB's, and a step looks the index up by name (`schema_catalog`) and binds its label,
 property and similarity function as a parameter, so the rest of the query runs in the database.
-Scores are Neo4j's: FalkorDB reports distances, Neo4j similarities in [0, 1] - cosine
+The fulltext query string is Lucene's syntax, translated to RediSearch's (`lucene.py`) when it is a
+literal or a parameter. Scores are Neo4j's: FalkorDB reports distances, Neo4j similarities in [0, 1] - cosine
 (1 + cos) / 2 = 1 - d / 2, euclidean 1 / (1 + d^2).
 """
 
@@ -21,6 +22,7 @@ from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
+from .lucene import translate
 from .schema_catalog import NameStore, pending_vector_index, read_catalog
 
 _SCORE = "CASE ${p}[0][2] WHEN 'euclidean' THEN 1.0 / (1.0 + {d} * {d}) ELSE 1.0 - {d} / 2.0 END"
@@ -30,7 +32,7 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
     """A (not listed) virtual procedure: index name -> [[label, property, similarity]]."""
 
     async def answer(ctx: CallContext, args: list) -> list[list[Any]]:
-        name = args[0]
+        name, query = (args + [None])[:2]
         catalog = await read_catalog(ctx.graph, names)
         entry = next((e for e in catalog.indexes if e.name == name and e.definition.kind == kind), None)
         if entry is None:
@@ -45,6 +47,8 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
                               "without `vector.dimensions` before any vector was stored, and the embedded "
                               "database needs them to build it: run the CREATE VECTOR INDEX again now that "
                               "vectors are stored (it takes their dimensions), or give `vector.dimensions`.")
+        if kind == "FULLTEXT":
+            return [[d.labels[0], d.properties[0], translate(query) if isinstance(query, str) else query]]
         similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")
         return [[d.labels[0], d.properties[0], str(similarity).lower()]]
 
@@ -72,9 +76,10 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
             call = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({planner.render(args[1])}), "
                     f"vecf32({planner.render(args[2])})) YIELD {yield_node}, score AS {distance}")
             value = _SCORE.format(p=param, d=distance)
-        else:
-            call = (f"CALL {native}(${param}[0][0], {planner.render(args[1])}) "
-                    f"YIELD {yield_node}, score AS {distance}")
+        else:                 # the query string, constant, is translated from Lucene's syntax by the lookup
+            constant = isinstance(args[1], (A.Literal, A.Parameter))
+            text_query = f"${param}[0][2]" if constant else planner.render(args[1])
+            call = f"CALL {native}(${param}[0][0], {text_query}) YIELD {yield_node}, score AS {distance}"
             value = distance
         carried = [quote(n) for n in planner.scopes[clause_index]]
         text = f"{call} WITH {', '.join(carried + [node, f'{value} AS {score}'])}"
@@ -83,7 +88,8 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
             text += f" ORDER BY {score} DESC LIMIT {planner.render(limit)}"
         planner.add_edit((*clause.span, text + planner.call_tail(clause, fields, names_)))
         planner.placeholders[param] = [["", "", "cosine"]]
-        planner.steps.append(VirtualStep(lookup, param, (args[0],)))
+        translated = not vector and isinstance(args[1], (A.Literal, A.Parameter))
+        planner.steps.append(VirtualStep(lookup, param, (args[0], args[1]) if translated else (args[0],)))
 
     rewrite = ProcedureRewrite(name, ("node", "score"), plan, signature,
                                f"Query the {kind.lower()} index by name (on FalkorDB's {native}).")

@@ -1,6 +1,6 @@
 """neomodel (the Neo4j OGM) as its users run it: install the schema twice, save and query
 models, a unique violation, and `neomodel_inspect_database` generating model classes from the
-graph. Usage: python neomodel_client.py BOLT_URI; prints one JSON object."""
+graph. Usage: python neomodel_client.py BOLT_URI [MODELS_FILE]; prints one JSON object."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def main() -> None:
     generated = Path(sys.argv[2]) if len(sys.argv) > 2 else None
     if generated is not None:
         done = subprocess.run([str(Path(sys.executable).parent / "neomodel_inspect_database"), "--db", url,
-                               "--write-to", str(generated)], capture_output=True, text=True, timeout=120)
+                               "--write-to", generated.name], capture_output=True, text=True, timeout=120,
+                              cwd=generated.parent)       # it writes only under its working directory
         out["inspect"] = {"returncode": done.returncode, "stderr": done.stderr[-2000:],
                           "models": generated.read_text() if generated.exists() else ""}
     print(json.dumps(out))
