@@ -140,6 +140,8 @@ def _combine(clauses: list[_Clause]) -> str:
 
 def translate(query: str) -> str:
     """A Lucene query string as RediSearch's query."""
+    if query.strip() in ("*", "*:*"):              # every document (mcp-neo4j-memory's read_graph)
+        return "*"
     parser = _Parser(query)
     if not parser.tokens:
         raise argument_error("The fulltext query is empty.")

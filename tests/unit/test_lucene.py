@@ -24,6 +24,7 @@ from proxy.errors import CypherError
     ("engine^3 ada", "((engine) | (ada))"),
     ("(ada OR london) AND person", "((((ada) | (london)))) (person)"),
     ("o'brien", "((o\\'brien))"),
+    ("*", "*"),
 ])
 def test_translations(lucene, redisearch):
     assert translate(lucene) == redisearch
