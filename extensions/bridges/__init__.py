@@ -24,13 +24,13 @@ from typing import Any
 
 from proxy.errors import CypherError
 
-from ..compat import apoc_functions
+from ..compat import apoc_functions, vector
 from ..cypher import ast as A
 from . import notifications, regex, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES,
-                           *(Rule(*fields) for fields in apoc_functions.RULES))
+                           *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

@@ -25,6 +25,8 @@ from .dbms import FALKORDB
 from .lucene import translate
 from .schema_catalog import NameStore, pending_vector_index, read_catalog
 
+#: The lookup's second argument when a SEARCH with a WHERE needs the number of indexed vectors.
+_COUNT = "\x00count"
 _SCORE = "CASE ${p}[0][2] WHEN 'euclidean' THEN 1.0 / (1.0 + {d} * {d}) ELSE 1.0 - {d} / 2.0 END"
 
 
@@ -50,7 +52,12 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
         if kind == "FULLTEXT":
             return [[d.labels[0], d.properties[0], translate(query) if isinstance(query, str) else query]]
         similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")
-        return [[d.labels[0], d.properties[0], str(similarity).lower()]]
+        row = [d.labels[0], d.properties[0], str(similarity).lower()]
+        if query == _COUNT:                 # SEARCH with a WHERE: how many vectors the index holds
+            [[size]] = await ctx.graph.read(f"MATCH (n:{quote(d.labels[0])}) WHERE n.{quote(d.properties[0])} "
+                                            "IS NOT NULL RETURN count(n)", {})
+            row.append(size)
+        return [row]
 
     return VirtualProcedure(f"SHOW {kind} INDEX LOOKUP", ("label", "property", "similarity"), answer,
                             backends=FALKORDB)
@@ -62,7 +69,9 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
     lookup = _lookup(names, kind, name)
     vector = kind == "VECTOR"
 
-    def plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    def plan(planner, clause_index: int, clause: A.CallProcedure | A.Match) -> None:
+        if isinstance(clause, A.Match):
+            return _plan_search(planner, clause_index, clause, lookup, native)
         args = clause.args or ()
         if not arity[0] <= len(args) <= arity[1]:
             raise argument_error(f"{name}() takes {arity[0]} to {arity[1]} arguments. Usage: {signature}")
@@ -96,6 +105,41 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
     return rewrite
 
 
+def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualProcedure, native: str) -> None:
+    """Cypher 25's `MATCH pattern SEARCH v IN (VECTOR INDEX idx FOR q [WHERE w] LIMIT k) SCORE AS s`:
+    the index's k nearest, `CALL <native>(...) YIELD node AS v`, then the MATCH with `v` bound
+    (which keeps the pattern rows whose `v` is one of them). A WHERE inside SEARCH filters before
+    the LIMIT, as Neo4j's in-index filtering does: every vector is ranked, filtered, then cut."""
+    search = clause.search
+    if clause.optional:
+        raise argument_error("OPTIONAL MATCH ... SEARCH is not available on the embedded database; use MATCH "
+                             "... SEARCH, or CALL db.index.vector.queryNodes() in an OPTIONAL CALL.")
+    param = f"__v{next(planner.counter)}"
+    distance, var, ranked, pair = (f"__d{param[3:]}", quote(search.var.name), f"__r{param[3:]}",
+                                   f"__p{param[3:]}")
+    yield_node = "node" if var == "node" else f"node AS {var}"
+    carried = [quote(n) for n in planner.scopes[clause_index] if n != search.var.name]
+    score = [f"{_SCORE.format(p=param, d=distance)} AS {quote(search.score.name)}"] if search.score else []
+    query, limit = planner.render(search.query), planner.render(search.limit)
+    if search.where is None:
+        head = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({limit}), vecf32({query})) "
+                f"YIELD {yield_node}, score AS {distance} WITH {', '.join(carried + [var] + score)} ")
+    else:
+        if carried:
+            raise argument_error("SEARCH ... WHERE (in-index filtering) is available on the embedded database "
+                                 "only in the query's first MATCH; filter after the SEARCH instead.")
+        head = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger(${param}[0][3]), vecf32({query})) "
+                f"YIELD {yield_node}, score AS {distance} WHERE {planner.render(search.where)} "
+                f"WITH {var}, {distance} ORDER BY {distance} WITH collect([{var}, {distance}]) AS {ranked} "
+                f"UNWIND {ranked}[0..toInteger({limit})] AS {pair} "          # LIMIT takes no expression here
+                f"WITH {', '.join([f'{pair}[0] AS {var}'] + score).replace(distance, f'{pair}[1]')} ")
+    planner.add_edit((clause.span[0], clause.span[0], head))
+    planner.add_edit((*search.span, ""))
+    planner.placeholders[param] = [["", "", "cosine", 0]]
+    count = (A.Literal(_COUNT),) if search.where is not None else ()
+    planner.steps.append(VirtualStep(lookup, param, (A.Literal(search.index), *count)))
+
+
 def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
     """db.index.vector.queryNodes and db.index.fulltext.queryNodes on FalkorDB."""
     return [
@@ -106,3 +150,13 @@ def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
                 "db.index.fulltext.queryNodes(indexName :: STRING, queryString :: STRING, options = {} :: MAP) "
                 ":: (node :: NODE, score :: FLOAT)", (2, 3)),
     ]
+
+
+def _parsed(match: A.Match, ctx) -> list:
+    """No edit: the planner rewrites SEARCH with the index lookup (`_plan_search`); this rule only
+    makes it parse queries that hold a SEARCH (its trigger)."""
+    return []
+
+
+#: bridges.Rule's fields, as in apoc_functions.RULES.
+RULES = ((A.Match, _parsed, ("search",), r"\bsearch\s+[\w`]+\s+in\s*\("),)
