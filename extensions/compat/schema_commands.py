@@ -21,7 +21,8 @@ from proxy.backends.base import ListResult, Summary
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .schema_catalog import Catalog, Definition, Entry, NameStore, pending_vector_index, read_catalog
+from .schema_catalog import (Catalog, Definition, Entry, NameStore, await_indexes, pending_vector_index,
+                             read_catalog)
 
 #: Neo4j's similarity function names -> FalkorDB's.
 SIMILARITY = {"cosine": "cosine", "euclidean": "euclidean"}
@@ -95,10 +96,7 @@ class SchemaCommands:
             if pending_vector_index(d):
                 continue
             if d.kind == "VECTOR":
-                config = d.options
-                statements.append(f"CREATE VECTOR INDEX FOR {_pattern(d, label)} ON ({on}) OPTIONS "
-                                  f"{{dimension: {config['dimension']}, "
-                                  f"similarityFunction: '{config['similarityFunction']}'}}")
+                statements.append(_vector_index(d, label, on))
             elif d.kind == "FULLTEXT":
                 statements.append(f"CREATE FULLTEXT INDEX FOR {_pattern(d, label)} ON ({on})")
             else:
@@ -223,6 +221,29 @@ def _vector_options(options: dict[str, Any]) -> dict[str, Any]:
     if similarity not in SIMILARITY:
         raise argument_error(f"Unknown vector.similarity_function '{similarity}': use 'cosine' or 'euclidean'.")
     return {"dimension": dimensions, "similarityFunction": SIMILARITY[similarity]}
+
+
+def _vector_index(d: Definition, label: str, on: str) -> str:
+    config = d.options
+    return (f"CREATE VECTOR INDEX FOR {_pattern(d, label)} ON ({on}) OPTIONS {{dimension: {config['dimension']}, "
+            f"similarityFunction: '{config['similarityFunction']}'}}")
+
+
+async def build_pending(ctx, names: NameStore, name: str, d: Definition) -> bool:
+    """Build the pending vector index `name` if vectors are stored now (Neo4j takes the dimensions
+    from the first vector written; the index is queried, so it must exist). Runs where the query
+    runs; False when there are no vectors yet or the index cannot be built there (a read-only
+    transaction)."""
+    built = await _dimensions_from_data(ctx, d)
+    if pending_vector_index(built):
+        return False
+    try:
+        await ctx.graph.read(_vector_index(built, built.labels[0], f"n.{quote(built.properties[0])}"), {})
+        await await_indexes(ctx.graph, 30.0)
+    except CypherError:
+        return False
+    names.put(ctx.graph.database, name, built)
+    return True
 
 
 async def _dimensions_from_data(ctx, d: Definition) -> Definition:

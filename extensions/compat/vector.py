@@ -23,6 +23,7 @@ from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
 from .lucene import translate
+from .schema_commands import build_pending
 from .schema_catalog import NameStore, pending_vector_index, read_catalog
 
 #: The lookup's second argument when a SEARCH with a WHERE needs the number of indexed vectors.
@@ -43,12 +44,14 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
                               f"java.lang.IllegalArgumentException: There is no such {kind.lower()} schema "
                               f"index: {name}")
         d = entry.definition
+        if pending_vector_index(d) and await build_pending(ctx, names, name, d):
+            return await answer(ctx, args)
         if pending_vector_index(d):
             raise CypherError("Neo.ClientError.Procedure.ProcedureCallFailed",
                               f"Failed to invoke procedure `{procedure}`: the vector index {name} was created "
-                              "without `vector.dimensions` before any vector was stored, and the embedded "
-                              "database needs them to build it: run the CREATE VECTOR INDEX again now that "
-                              "vectors are stored (it takes their dimensions), or give `vector.dimensions`.")
+                              "without `vector.dimensions` and no vector is stored yet (or this read-only "
+                              "transaction cannot build it): the embedded database builds it from the first "
+                              "vector stored; give `vector.dimensions` to build it at once.")
         if kind == "FULLTEXT":
             return [[d.labels[0], d.properties[0], translate(query) if isinstance(query, str) else query]]
         similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")

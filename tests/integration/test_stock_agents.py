@@ -108,6 +108,14 @@ def test_llama_vectors_are_stored_as_written(driver, llama):
         assert cosine(r["v"], embed(r["name"])) == pytest.approx(1.0, abs=1e-6)
 
 
+def test_llama_vector_query_on_the_index_it_created_without_dimensions(llama):
+    """`entity` is created without dimensions before any vector exists; the first query builds it."""
+    query = embed("Ada Lovelace")
+    expected = sorted(((n, (1 + cosine(embed(n), query)) / 2) for n, _, _ in ENTITIES), key=lambda p: -p[1])[:2]
+    assert [n for n, _ in llama["vector"]] == [n for n, _ in expected]
+    assert [s for _, s in llama["vector"]] == pytest.approx([s for _, s in expected], abs=1e-6)
+
+
 def test_llama_legacy_graph_store(llama, driver):
     assert llama["legacy_get"] == [["LIVED_IN", "London"], ["WORKED_WITH", "Charles Babbage"]]
     paths = llama["legacy_rel_map"]["Ada Lovelace"]
