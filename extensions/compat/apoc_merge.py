@@ -19,6 +19,7 @@ from extensions.calls import yielded
 from extensions.registry import ProcedureRewrite
 from proxy.errors import argument_error
 
+from .apoc_refactor import MERGE_NODES
 from .dbms import FALKORDB
 
 
@@ -142,4 +143,5 @@ ADD_LABELS = ProcedureRewrite(
 
 
 def merge_rewrites() -> list[ProcedureRewrite]:
-    return [MERGE_NODE, MERGE_RELATIONSHIP, ADD_LABELS]
+    """APOC's writes whose labels and types come from the data."""
+    return [MERGE_NODE, MERGE_RELATIONSHIP, ADD_LABELS, MERGE_NODES]

@@ -231,3 +231,36 @@ def test_a_vector_index_without_dimensions_takes_them_from_the_vectors(clean_gra
         clean_graph.execute_query(create)                                   # again: nothing to do
     finally:
         clean_graph.execute_query("DROP INDEX nodims IF EXISTS")
+
+
+def test_refactor_merge_nodes_as_apoc_merges(clean_graph):
+    """neo4j-graphrag's entity resolution: `collect(entity)` per name, `apoc.refactor.mergeNodes(entities,
+    {properties: 'discard', mergeRels: true})`. Expected: the first node keeps its values and gains
+    the others' labels, missing properties and relationships (merged by type and end node; between
+    merged nodes, loops); the others are gone."""
+    clean_graph.execute_query(
+        "CREATE (a:Ent:P {name: 'x', rank: 1, a: 1}), (b:Ent:Q {name: 'x', rank: 2, a: 9, b: 2}), "
+        "(c:Ent:Q {name: 'x', rank: 3, b: 3, c: 3}), (y:Ent {name: 'y', rank: 4}), (t:Target {name: 't'}), "
+        "(a)-[:R {w: 1}]->(t), (b)-[:R {w: 2}]->(t), (c)-[:S]->(t), (b)-[:S]->(y), (y)-[:U]->(c), (a)-[:V]->(b)")
+    merged = one(clean_graph, "MATCH (e:Ent) WITH e ORDER BY e.rank WITH e.name AS name, collect(e) AS entities "
+                              "CALL apoc.refactor.mergeNodes(entities, {properties: 'discard', mergeRels: true}) "
+                              "YIELD node RETURN collect([node.name, node.rank])")
+    assert sorted(merged) == [["x", 1], ["y", 4]]
+    nodes = {r["name"]: r for r in rows(clean_graph, "MATCH (n) RETURN n.name AS name, labels(n) AS labels, "
+                                                     "properties(n) AS p")}
+    assert set(nodes) == {"x", "y", "t"}
+    assert sorted(nodes["x"]["labels"]) == ["Ent", "P", "Q"]
+    assert nodes["x"]["p"] == {"name": "x", "rank": 1, "a": 1, "b": 2, "c": 3}
+    relationships = sorted((r["a"], r["t"], r["b"], r["w"]) for r in rows(
+        clean_graph, "MATCH (a)-[r]->(b) RETURN a.name AS a, type(r) AS t, b.name AS b, r.w AS w"))
+    assert relationships == [("x", "R", "t", 1), ("x", "S", "t", None), ("x", "S", "y", None),
+                             ("x", "V", "x", None), ("y", "U", "x", None)]
+
+
+def test_refactor_merge_nodes_keeps_parallel_relationships_without_merge_rels(clean_graph):
+    clean_graph.execute_query("CREATE (a:Twin {i: 1}), (b:Twin {i: 2}), (t:Tgt), (a)-[:R {w: 1}]->(t), "
+                              "(b)-[:R {w: 2}]->(t)")
+    clean_graph.execute_query("MATCH (n:Twin) WITH n ORDER BY n.i WITH collect(n) AS l "
+                              "CALL apoc.refactor.mergeNodes(l, {properties: 'overwrite'}) YIELD node RETURN node")
+    assert one(clean_graph, "MATCH (n:Twin) RETURN collect(n.i)") == [2]                   # overwrite: the last wins
+    assert sorted(one(clean_graph, "MATCH (:Twin)-[r:R]->(:Tgt) RETURN collect(r.w)")) == [1, 2]

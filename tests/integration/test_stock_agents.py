@@ -22,6 +22,7 @@ from tests.stock.embedding import cosine, embed
 CLIENTS = REPO / "tests" / "stock"
 AGENTS = REPO / ".cache" / "agents" / "bin" / "python"
 LLAMA = REPO / ".cache" / "llama" / "bin" / "python"
+STOCK = REPO / ".cache" / "stock" / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +128,23 @@ ENTITIES = [("Ada Lovelace", "PERSON", "wrote the first program"), ("Charles Bab
             ("Analytical Engine", "MACHINE", "a mechanical computer"), ("London", "CITY", "capital")]
 RELATIONS = [("Ada Lovelace", "LIVED_IN", "London"), ("Ada Lovelace", "WORKED_WITH", "Charles Babbage"),
              ("Charles Babbage", "DESIGNED", "Analytical Engine")]
+
+# ------------------------------------------------------------------ neo4j-graphrag entity resolution
+
+
+def test_graphrag_resolver_merges_entities_with_one_name_and_label(server, driver, llama):
+    before = rows(driver, "MATCH (e:__Entity__) RETURN count(e) AS n")[0]["n"]
+    answer = run_client(STOCK, "resolver_client.py", server.uri)
+    assert answer["resolved"] == before + 4                                   # the script writes 4
+    groups = rows(driver, "MATCH (e:__Entity__) UNWIND labels(e) AS lab WITH e, lab WHERE NOT lab IN "
+                          "['__Entity__', '__KGBuilder__'] RETURN count(DISTINCT [e.name, lab]) AS n")[0]["n"]
+    assert answer["created"] == groups
+    ada = rows(driver, "MATCH (p:Person {name: 'Ada'}) RETURN properties(p) AS props")
+    assert len(ada) == 1 and ada[0]["props"] == {"name": "Ada", "born": 1815, "city": "London"}
+    rels = {(r["a"], r["t"], r["b"]) for r in rows(
+        driver, "MATCH (a:Person)-[r:KNOWS|LIVED_IN]->(b) RETURN a.name AS a, type(r) AS t, b.name AS b")}
+    assert rels == {("Ada", "KNOWS", "Charles"), ("Ada", "LIVED_IN", "Ada")}
+    assert rows(driver, "MATCH (p:Place {name: 'Ada'}) RETURN count(p) AS n")[0]["n"] == 1    # other label: kept
 
 # ------------------------------------------------------------------ mcp-neo4j-memory
 
