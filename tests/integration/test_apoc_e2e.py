@@ -143,6 +143,15 @@ def test_show_functions_lists_apoc_signatures(driver):
     assert shown == {f.name: f.signature for f in [*apoc_functions.listed(), *apoc_maps.listed()]}
     assert shown["apoc.coll.toSet"] == "apoc.coll.toSet(coll :: LIST<ANY>) :: LIST<ANY>"
 
+
+def test_show_procedures_lists_the_served_apoc_procedures(driver):
+    shown = {r["name"]: r["mode"] for r in rows(
+        driver, "SHOW PROCEDURES YIELD name, mode WHERE name STARTS WITH 'apoc.' RETURN name, mode")}
+    writes = {"apoc.merge.node", "apoc.merge.relationship", "apoc.create.addLabels", "apoc.refactor.mergeNodes"}
+    reads = {"apoc.meta.data", "apoc.meta.schema", "apoc.meta.graph", "apoc.meta.graphSample", "apoc.meta.subGraph",
+             "apoc.meta.stats", "apoc.schema.nodes", "apoc.schema.properties.distinct", "apoc.util.sleep"}
+    assert shown == {**dict.fromkeys(writes, "WRITE"), **dict.fromkeys(reads, "READ")}
+
 # ------------------------------------------------------------------ procedures
 
 
