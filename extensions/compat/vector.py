@@ -22,7 +22,7 @@ from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .lucene import translate
+from .lucene import matches, parse, translate
 from .schema_commands import build_pending
 from .schema_catalog import NameStore, pending_vector_index, read_catalog
 
@@ -52,8 +52,11 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
                               "without `vector.dimensions` and no vector is stored yet (or this read-only "
                               "transaction cannot build it): the embedded database builds it from the first "
                               "vector stored; give `vector.dimensions` to build it at once.")
+        if kind == "FULLTEXT" and isinstance(query, str):
+            listed, hits = await _list_hits(ctx, d, parse(query))
+            return [[d.labels[0], d.properties[0], translate(query), listed, hits]]
         if kind == "FULLTEXT":
-            return [[d.labels[0], d.properties[0], translate(query) if isinstance(query, str) else query]]
+            return [[d.labels[0], d.properties[0], query, [], []]]
         similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")
         row = [d.labels[0], d.properties[0], str(similarity).lower()]
         if query == _COUNT:                 # SEARCH with a WHERE: how many vectors the index holds
@@ -92,6 +95,8 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
             constant = isinstance(args[1], (A.Literal, A.Parameter))
             text_query = f"${param}[0][2]" if constant else planner.render(args[1])
             call = f"CALL {native}(${param}[0][0], {text_query}) YIELD {yield_node}, score AS {distance}"
+            if constant and clause_index == 0:
+                call += _with_list_hits(param, node, distance)
             value = distance
         carried = [quote(n) for n in planner.scopes[clause_index]]
         text = f"{call} WITH {', '.join(carried + [node, f'{value} AS {score}'])}"
@@ -99,13 +104,41 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
         if limit is not None and clause_index == 0:                  # options {limit: n}
             text += f" ORDER BY {score} DESC LIMIT {planner.render(limit)}"
         planner.add_edit((*clause.span, text + planner.call_tail(clause, fields, names_)))
-        planner.placeholders[param] = [["", "", "cosine"]]
+        planner.placeholders[param] = [["", "", "cosine"] if vector else ["", "", "", [], []]]
         translated = not vector and isinstance(args[1], (A.Literal, A.Parameter))
         planner.steps.append(VirtualStep(lookup, param, (args[0], args[1]) if translated else (args[0],)))
 
     rewrite = ProcedureRewrite(name, ("node", "score"), plan, signature,
                                f"Query the {kind.lower()} index by name (on FalkorDB's {native}).")
     return rewrite
+
+
+async def _list_hits(ctx: CallContext, d, tree) -> tuple[list[int], list[list]]:
+    """FalkorDB's fulltext index skips list properties; Neo4j indexes each string of a list. The
+    nodes of the index's label with a list in an indexed property are matched here, on all their
+    indexed values: (their ids, [id, score] of those that match)."""
+    keys = list(d.properties)
+    rows = await ctx.graph.read(f"MATCH (n:{quote(d.labels[0])}) WHERE any(__k IN $keys WHERE typeOf(n[__k]) = "
+                                "'List') RETURN id(n), [__k IN $keys | n[__k]]", {"keys": keys})
+    hits = []
+    for node_id, values in rows:
+        strings = {k: [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, list)
+                   else [] for k, v in zip(keys, values)}
+        if score := matches(tree, strings):
+            hits.append([node_id, float(score)])
+    return [node_id for node_id, _ in rows], hits
+
+
+def _with_list_hits(param: str, node: str, distance: str) -> str:
+    """After FalkorDB's fulltext CALL: its hits among nodes without list values, then the lookup's
+    hits among nodes with them (`_list_hits`), as one stream of (node, score) rows."""
+    n = param[3:]
+    return (f" WHERE NOT id({node}) IN ${param}[0][3] WITH collect([{node}, {distance}]) AS __a{n} "
+            f"UNWIND CASE WHEN size(${param}[0][4]) = 0 THEN [null] ELSE ${param}[0][4] END AS __h{n} "
+            f"OPTIONAL MATCH (__m{n}) WHERE id(__m{n}) = __h{n}[0] "
+            f"WITH __a{n}, collect([__m{n}, __h{n}[1]]) AS __b{n} "
+            f"UNWIND [__x IN __a{n} + __b{n} WHERE __x[0] IS NOT NULL] AS __x{n} "
+            f"WITH __x{n}[0] AS {node}, __x{n}[1] AS {distance} ORDER BY {distance} DESC")
 
 
 def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualProcedure, native: str) -> None:

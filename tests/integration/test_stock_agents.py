@@ -154,7 +154,9 @@ SEARCHES = {"Lovelace London": {"Ada Lovelace", "London"},         # Lucene: OR 
             "person NOT babbage": {"Ada Lovelace"},
             "babage~": {"Charles Babbage"},                          # edit distance 2
             "lovel*": {"Ada Lovelace"},
-            '"charles babbage"': {"Charles Babbage"}}
+            '"charles babbage"': {"Charles Babbage"},
+            "program": {"Ada Lovelace"},                              # a word inside the observations list
+            "observations:royal AND city": {"London"}}
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, strategies as st
 
-from extensions.compat.lucene import translate
+from extensions.compat.lucene import matches, parse, translate
 from proxy.errors import CypherError
 
 
@@ -45,5 +47,17 @@ def test_any_input_translates_or_is_refused_cleanly(pieces):
     except CypherError as error:
         assert error.code == "Neo.ClientError.Statement.ArgumentError"
     else:
-        unescaped = out.replace("\\(", "").replace("\\)", "")
+        unescaped = re.sub(r"\\.", "", out)
         assert unescaped.count("(") == unescaped.count(")")
+
+
+DOC = {"name": ["Ada Lovelace"], "type": ["Person"], "observations": ["wrote the first program", "lived in London"]}
+
+
+@pytest.mark.parametrize("query, score", [
+    ("program", 1), ("Lovelace London", 2), ("ada AND program", 2), ("name:program", 0),
+    ("observations:program", 1), ("progrm~", 1), ("progrm~1", 1), ("prgrm~1", 0), ("prog*", 1),
+    ('"first program"', 1), ('"program first"', 0), ('"program lived"', 0),   # a phrase stays in one string
+    ("ada -london", 0), ("+babbage ada", 0), ("(babbage OR ada) AND person", 2), ("*", 1)])
+def test_matches_evaluates_lucene_on_each_string(query, score):
+    assert matches(parse(query), DOC) == score
