@@ -14,8 +14,8 @@ aggregate is split in two: a WITH that groups and aggregates first, then the pro
 the aggregated values (`split_aggregates`).
 
 Functions whose result is a map with keys from the data (`apoc.map.clean`,
-`apoc.meta.cypher.types`) cannot be written in FalkorDB's Cypher (it has no map built from
-dynamic keys); they are not served and FalkorDB's "Unknown function" error names them.
+`apoc.meta.cypher.types`) cannot be one expression in FalkorDB's Cypher: `apoc_maps.py` serves
+them. Other APOC functions are not served; FalkorDB's "Unknown function" error names them.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from ..cypher import ast as A
 if TYPE_CHECKING:          # bridges/ imports this module for its rules (a cycle at run time)
     from ..bridges.rule import Context, Edit
 
+#: As probe.AGGREGATES (which imports this package: a cycle), without the proxy's `std` alias.
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
                         "percentilecont", "percentiledisc"})
 _PLACEHOLDER = re.compile(r"@(\d|v)")
