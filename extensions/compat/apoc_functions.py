@@ -31,8 +31,8 @@ from ..cypher import ast as A
 if TYPE_CHECKING:          # bridges/ imports this module for its rules (a cycle at run time)
     from ..bridges.rule import Context, Edit
 
-#: As probe.AGGREGATES (which imports this package: a cycle), without the proxy's `std` alias.
-AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
+#: As probe.AGGREGATES (not imported: probe imports this package).
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
                         "percentilecont", "percentiledisc"})
 _PLACEHOLDER = re.compile(r"@(\d|v)")
 
