@@ -1,4 +1,5 @@
-"""APOC functions that return a map whose keys come from the data, on FalkorDB.
+"""APOC functions that return a map whose keys come from the data, or that only the proxy can
+compute (JSON parsing), on FalkorDB.
 
 FalkorDB's Cypher builds maps only with keys written in the query (`{a: x.a}`), so
 `apoc.map.clean(row.properties, [], [])` (llama-index's upsert) and
@@ -6,16 +7,19 @@ FalkorDB's Cypher builds maps only with keys written in the query (`{a: x.a}`), 
 Like dynamic labels (`late.py`), a probe first reads the distinct key lists the result will have
 - the query's own reading clauses, then `RETURN DISTINCT <key list>` - and the call is rendered
 as `CASE <key list> WHEN ['a', 'b'] THEN {a: ..., b: ...} ... END`, one branch per key list, so
-the database still computes every value.
+the database still computes every value. `apoc.convert.fromJsonMap/List` are computed by the
+proxy for each distinct string the probe finds: `CASE s WHEN '{"a": 1}' THEN {a: 1} ... END`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.errors import argument_error
+from proxy.backends.falkordb_params import to_expression
+from proxy.errors import CypherError, argument_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote
@@ -69,9 +73,43 @@ FUNCTIONS = {f.name.lower(): f for f in (
 )}
 
 
+@dataclass(frozen=True)
+class ValueFunction:
+    """A function of one value the proxy computes (`compute`) for each distinct value the probe
+    finds; the call becomes `CASE arg WHEN <value> THEN <result> ... END`."""
+
+    name: str
+    signature: str
+    description: str
+    compute: Callable[[Any], Any]
+
+
+def _from_json(kind: type, what: str) -> Callable[[Any], Any]:
+    def compute(text: Any) -> Any:
+        if text is None:
+            return None
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise argument_error(f"Cannot read {text!r} as JSON: {exc}") from None
+        if not isinstance(value, kind):
+            raise argument_error(f"{text!r} is not a JSON {what}.")
+        return value
+    return compute
+
+
+VALUE_FUNCTIONS = {f.name.lower(): f for f in (
+    ValueFunction("apoc.convert.fromJsonMap", "apoc.convert.fromJsonMap(json :: STRING) :: MAP",
+                  "Converts the given JSON map into a Cypher `MAP`.", _from_json(dict, "map")),
+    ValueFunction("apoc.convert.fromJsonList", "apoc.convert.fromJsonList(json :: STRING) :: LIST<ANY>",
+                  "Converts the given JSON list into a Cypher `LIST<STRING>`.", _from_json(list, "list")),
+)}
+
+
 def calls_in(clause: A.Clause) -> list[A.FunctionCall]:
-    """The outermost map-building APOC calls in `clause`."""
-    found = [n for n in clause.walk() if isinstance(n, A.FunctionCall) and n.lower_name in FUNCTIONS]
+    """The outermost map-building and proxy-computed APOC calls in `clause`."""
+    served = FUNCTIONS.keys() | VALUE_FUNCTIONS.keys()
+    found = [n for n in clause.walk() if isinstance(n, A.FunctionCall) and n.lower_name in served]
     inner = {id(m) for n in found for m in n.walk() if m is not n}
     return [n for n in found if id(n) not in inner]
 
@@ -79,6 +117,9 @@ def calls_in(clause: A.Clause) -> list[A.FunctionCall]:
 def plan(planner, clause_index: int, clause: A.Clause) -> None:
     """Each call in `clause`: a probe of its distinct key lists, rendered per run."""
     for call in calls_in(clause):
+        if call.lower_name in VALUE_FUNCTIONS:
+            _plan_value(planner, clause_index, call, VALUE_FUNCTIONS[call.lower_name])
+            continue
         function = FUNCTIONS[call.lower_name]
         if len(call.args) != function.arity:
             raise argument_error(f"{function.name}() takes {function.arity} arguments, got "
@@ -86,11 +127,55 @@ def plan(planner, clause_index: int, clause: A.Clause) -> None:
         args = [planner.render(arg) for arg in call.args]
         var = f"__apocKey{next(planner.counter)}"
         keys = function.keys(args, var)
-        lines = reading_prefix(planner, clause_index, call) if any(call.find_all(A.Variable)) else []
+        lines = _probe_prefix(planner, clause_index, call)
         lines.append(f"RETURN DISTINCT {keys} AS __value")
         marker = f"\x00late{next(planner.counter)}\x00"
         planner.steps.append(LateStep("\n".join(lines), marker, _renderer(function, args, keys, var)))
         planner.add_edit((*call.span, marker))
+
+
+def _probe_prefix(planner, clause_index: int, call: A.FunctionCall) -> list[str]:
+    """The reading clauses the probe of `call`'s values needs."""
+    if not any(call.find_all(A.Variable)):
+        return []
+    try:
+        return reading_prefix(planner, clause_index, call)
+    except CypherError:
+        raise argument_error(f"{call.name}() is computed from the values a probe reads first, and its "
+                             "arguments use a variable the probe cannot bind (a list comprehension's, or one "
+                             "written earlier in the query); UNWIND the list, or compute the argument in a WITH "
+                             "from the query's input, before the call.") from None
+
+
+def _plan_value(planner, clause_index: int, call: A.FunctionCall, function: ValueFunction) -> None:
+    if len(call.args) != 1:
+        raise argument_error(f"{function.name}() takes 1 argument on the embedded database (no JSON path), "
+                             f"got {len(call.args)}. Usage: {function.signature}")
+    arg = planner.render(call.args[0])
+    lines = _probe_prefix(planner, clause_index, call)
+    lines.append(f"RETURN DISTINCT {arg} AS __value")
+    marker = f"\x00late{next(planner.counter)}\x00"
+
+    def render(values: list[Any]) -> str:
+        branches = [f"WHEN {to_expression(v)} THEN {_literal(function.compute(v), function)}"
+                    for v in values if v is not None]
+        return f"(CASE {arg} {' '.join(branches)} END)" if branches else "null"
+
+    planner.steps.append(LateStep("\n".join(lines), marker, render))
+    planner.add_edit((*call.span, marker))
+
+
+def _literal(value: Any, function: ValueFunction) -> str:
+    """`value` as a Cypher literal FalkorDB reads (its maps take only plain identifier keys)."""
+    if isinstance(value, dict):
+        bad = [k for k in value if not k.isidentifier()]
+        if bad:
+            raise argument_error(f"{function.name}() would build a map with the key {bad[0]!r}; the "
+                                 "embedded FalkorDB builds maps only with plain identifier keys.")
+        return "{" + ", ".join(f"{k}: {_literal(v, function)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v, function) for v in value) + "]"
+    return to_expression(value)
 
 
 def _renderer(function: MapFunction, args: list[str], keys: str, var: str) -> Callable[[list[Any]], str]:
@@ -110,5 +195,5 @@ def _renderer(function: MapFunction, args: list[str], keys: str, var: str) -> Ca
     return render
 
 
-def listed() -> list[MapFunction]:
-    return sorted(FUNCTIONS.values(), key=lambda f: f.name.lower())
+def listed() -> list[MapFunction | ValueFunction]:
+    return sorted([*FUNCTIONS.values(), *VALUE_FUNCTIONS.values()], key=lambda f: f.name.lower())

@@ -5,6 +5,7 @@ plain Cypher; and the schema and statement errors OGMs branch on."""
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import defaultdict
@@ -120,6 +121,22 @@ def test_map_functions_build_maps_with_keys_from_the_data(driver):
     assert one(driver, "RETURN apoc.meta.cypher.types(1)") == {}
 
 
+def test_json_is_read_as_python_reads_it(driver):
+    rng = random.Random(13)
+    documents = [{k: rng.choice([1, -2.5, "x'y", None, True, [1, "a"], {"inner": [None, 2]}])
+                  for k in rng.sample(["a", "b_1", "c", "d"], rng.randint(0, 4))} for _ in range(20)]
+    texts = [json.dumps(d) for d in documents]
+    got = one(driver, "UNWIND $texts AS t RETURN collect(apoc.convert.fromJsonMap(t))", texts=texts)
+    assert got == documents
+    lists = [json.dumps(d.get("a", [])) if isinstance(d.get("a"), list) else "[]" for d in documents]
+    assert one(driver, "UNWIND $l AS t RETURN collect(apoc.convert.fromJsonList(t))", l=lists) == \
+        [json.loads(t) for t in lists]
+    with pytest.raises(neo4j.exceptions.ClientError, match="UNWIND the list"):
+        driver.execute_query("RETURN [t IN $l | apoc.convert.fromJsonList(t)]", l=lists)
+    with pytest.raises(neo4j.exceptions.ClientError, match="not a JSON map"):
+        driver.execute_query("RETURN apoc.convert.fromJsonMap('[1]')")
+
+
 def test_map_clean_in_a_write(clean_graph):
     data = [{"id": 1, "properties": {"a": 1, "b": None}}, {"id": 2, "properties": {"c": "x", "d": ""}}]
     clean_graph.execute_query("UNWIND $data AS row MERGE (e:MapClean {id: row.id}) SET e.b = 'kept' "
@@ -129,8 +146,8 @@ def test_map_clean_in_a_write(clean_graph):
 
 
 def test_unserved_and_misused_functions_are_refused(driver):
-    with pytest.raises(neo4j.exceptions.ClientError, match="apoc.convert.fromJsonMap"):
-        driver.execute_query("RETURN apoc.convert.fromJsonMap('{}')")
+    with pytest.raises(neo4j.exceptions.ClientError, match="apoc.convert.toJson"):
+        driver.execute_query("RETURN apoc.convert.toJson({a: 1})")
     with pytest.raises(neo4j.exceptions.ClientError, match="Usage: apoc.coll.toSet"):
         driver.execute_query("RETURN apoc.coll.toSet([1], 2)")
     with pytest.raises(neo4j.exceptions.ClientError, match="one level at a time"):
