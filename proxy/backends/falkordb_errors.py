@@ -128,6 +128,11 @@ RULES: tuple[Rule, ...] = (
           lambda m: "Cannot merge the node because of a null property value (MERGE needs every "
                     "property in its pattern to have a value)"),
     # -- values of the wrong type or out of range
+    _rule(r"Type mismatch: expected .* but was Vectorf32", UNSUPPORTED,
+          lambda m: f"{m.string}: a vector stored by db.create.setNodeVectorProperty (FalkorDB's vecf32) has "
+                    "no size() or elements on the embedded database; compare it with "
+                    "vector.similarity.cosine/euclidean, or keep its length in a property of its own "
+                    "(a limit of the embedded FalkorDB; Neo4j accepts this query)"),
     _rule(r"(?:Type mismatch|Failed to parse|Property values can only be of primitive types|"
           r"Delete type mismatch|DELETE can only be called on|REMOVE operates on|"
           r"Cannot merge a map with a non-map value|vectorf\d+ expects|Encountered unhandled type|"
