@@ -82,7 +82,9 @@ class Definition:
         if self.what != "CONSTRAINT":
             return set()
         label = self.labels[0]
-        unique = {("UNIQUE", self.entity, label, self.properties)} if self.kind in ("UNIQUE", "KEY") else set()
+        # sorted: FalkorDB lists a composite constraint's properties in its own (attribute id) order
+        unique = {("UNIQUE", self.entity, label, tuple(sorted(self.properties)))} \
+            if self.kind in ("UNIQUE", "KEY") else set()
         mandatory = {("MANDATORY", self.entity, label, (p,)) for p in self.properties} \
             if self.kind in ("KEY", "NOT NULL") else set()
         return unique | mandatory
@@ -171,7 +173,8 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
                 fields[(kind, entity, label, prop)] = options.get(prop) or {}
                 if UNDER_CONSTRUCTION in (status or ""):
                     populating.add((kind, entity, label, prop))
-    constraints = {(row[0], row[3], row[1], tuple(row[2])): row[4] for row in await graph.read(CONSTRAINTS, {})}
+    constraints = {(row[0], row[3], row[1], tuple(sorted(row[2]))): row[4]
+                   for row in await graph.read(CONSTRAINTS, {})}
     named = [(name, d) for name, d in names.load(graph.database).items()
              if d.fields() <= set(fields) and d.constraints() <= set(constraints) or pending_vector_index(d)]
     covered = set().union(*(d.fields() for _, d in named)) if named else set()

@@ -21,8 +21,8 @@ from proxy.backends.base import ListResult, Summary
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .schema_catalog import (Catalog, Definition, Entry, NameStore, await_indexes, pending_vector_index,
-                             read_catalog)
+from .schema_catalog import (CONSTRAINTS, Catalog, Definition, Entry, NameStore, await_indexes,
+                             pending_vector_index, read_catalog)
 
 #: Neo4j's similarity function names -> FalkorDB's.
 SIMILARITY = {"cosine": "cosine", "euclidean": "euclidean"}
@@ -124,8 +124,7 @@ class SchemaCommands:
                 created.append((kind, entity, label, properties))
             await self._wait_until_built(ctx, name, d, created)
         except CypherError:
-            for kind, entity, label, properties in created:
-                await runner.backend.constraint(runner.database, "DROP", kind, entity, label, properties)
+            await _drop_constraints(ctx, runner, created)
             raise
         self.names.put(runner.database, name, d)
         return command_result(runner, {"constraints-added": 1})
@@ -135,7 +134,7 @@ class SchemaCommands:
         for _ in range(200):
             rows = await ctx.graph.read("CALL db.constraints() YIELD type, label, properties, entitytype, status "
                                         "RETURN type, entitytype, label, properties, status", {})
-            states = {(r[0], r[1], r[2], tuple(r[3])): r[4] for r in rows}
+            states = {(r[0], r[1], r[2], tuple(sorted(r[3]))): r[4] for r in rows}
             mine = [states.get(c) for c in created]
             if "FAILED" in mine:
                 raise _schema_error("ConstraintCreationFailed",
@@ -184,13 +183,22 @@ class SchemaCommands:
         d = entry.definition
         others = [e for e in catalog.indexes + catalog.constraints if e.name != name]
         kept = set().union(*(e.definition.fields() for e in others)) if others else set()
-        for kind, entity, label, properties in sorted(d.constraints()):
-            await runner.backend.constraint(runner.database, "DROP", kind, entity, label, properties)
+        await _drop_constraints(ctx, runner, sorted(d.constraints()))
         for kind, entity, label, prop in sorted(d.fields() - kept if not pending_vector_index(d) else ()):
             word = {"RANGE": "", "VECTOR": "VECTOR ", "FULLTEXT": "FULLTEXT "}[kind]
             await _run(runner, f"DROP {word}INDEX FOR {_pattern(d, label)} ON (n.{quote(prop)})")
         self.names.put(runner.database, name, None)
         return command_result(runner, {"indexes-removed" if command.what == "INDEX" else "constraints-removed": 1})
+
+
+async def _drop_constraints(ctx, runner, constraints) -> None:
+    """Drop FalkorDB constraints given as (type, entity, label, sorted properties): FalkorDB drops a
+    composite one only with its properties in its own order, which `db.constraints()` shows."""
+    rows = await ctx.graph.read(CONSTRAINTS, {})
+    order = {(r[0], r[3], r[1], tuple(sorted(r[2]))): tuple(r[2]) for r in rows}
+    for kind, entity, label, properties in constraints:
+        await runner.backend.constraint(runner.database, "DROP", kind, entity, label,
+                                        order.get((kind, entity, label, properties), properties))
 
 
 def _field_kind(d: Definition) -> str:

@@ -227,6 +227,22 @@ def test_an_identical_named_constraint_again_is_an_equivalent_schema_rule(driver
         driver.execute_query("MATCH (n:ApocTwice) DELETE n")
 
 
+def test_a_composite_key_keeps_its_name_whatever_order_falkordb_lists_it_in(clean_graph):
+    """FalkorDB lists a composite constraint's properties in the order the graph first saw them."""
+    clean_graph.execute_query("CREATE (:KeyOrder {zeta: 1, alpha: 1})")
+    clean_graph.execute_query("CREATE CONSTRAINT key_order FOR (n:KeyOrder) REQUIRE (n.alpha, n.zeta) IS NODE KEY")
+    try:
+        shown = rows(clean_graph, "SHOW CONSTRAINTS YIELD name, type, labelsOrTypes WHERE labelsOrTypes = ['KeyOrder'] "
+                                  "RETURN name, type")
+        assert shown == [{"name": "key_order", "type": "NODE_KEY"}]
+        with pytest.raises(neo4j.exceptions.ClientError, match="already exists with label `KeyOrder`"):
+            clean_graph.execute_query("CREATE (:KeyOrder {alpha: 1, zeta: 1})")
+    finally:
+        clean_graph.execute_query("DROP CONSTRAINT key_order IF EXISTS")
+    assert rows(clean_graph, "SHOW CONSTRAINTS YIELD labelsOrTypes WHERE labelsOrTypes = ['KeyOrder'] "
+                             "RETURN count(*) AS n") == [{"n": 0}]
+
+
 @pytest.mark.parametrize("tail", [";", "; ", ";\n", "; // done", "; /* done */ "])
 def test_a_final_semicolon_may_be_followed_by_blanks_and_comments(driver, tail):
     assert one(driver, "RETURN 1" + tail) == 1
