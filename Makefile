@@ -22,13 +22,18 @@ $(BASE): pyproject.toml
 # neo4j 6.x is tested as a client only: its own directory, installed without resolving against
 # the proxy's neo4j 5 (no pip conflict). Its requirements: pytz, and for [http] aiohttp (the
 # proxy's own) and urllib3.
-$(STAMP): $(BASE) tests/js/package.json tests/stock/requirements.txt tests/mcp_agent/requirements.txt
+$(STAMP): $(BASE) tests/js/package.json tests/stock/requirements.txt tests/mcp_agent/requirements.txt \
+          tests/stock/requirements-agents.txt tests/stock/requirements-llama.txt
 	$(PY) -m pip install --quiet -e '.[test]'
 	$(PY) -m pip install --quiet --no-deps --upgrade --target .cache/neo4j6 'neo4j>=6,<7' pytz urllib3
 	$(PYTHON) -m venv .cache/stock        # stock agent tools: their own env (they need neo4j 6.x)
 	.cache/stock/bin/python -m pip install --quiet -r tests/stock/requirements.txt
 	$(PYTHON) -m venv .cache/mcp-agent    # langchain-mcp-adapters: its own env (it needs mcp 1.x)
 	.cache/mcp-agent/bin/python -m pip install --quiet -r tests/mcp_agent/requirements.txt
+	$(PYTHON) -m venv .cache/agents       # neomodel, mcp-neo4j-memory (neo4j 6.1)
+	.cache/agents/bin/python -m pip install --quiet -r tests/stock/requirements-agents.txt
+	$(PYTHON) -m venv .cache/llama        # llama-index's graph stores (neo4j 5)
+	.cache/llama/bin/python -m pip install --quiet -r tests/stock/requirements-llama.txt
 	cd tests/js && npm install --silent --no-audit --no-fund
 	touch $(STAMP)
 

@@ -46,7 +46,7 @@ def values_step(planner, clause_index: int, expr: A.Expr, render: Callable[[list
     """Add a LateStep for the distinct values of `expr` before clause `clause_index`; returns the
     marker to put in the rewritten text. `each`: the elements of the value (a label list), not
     the values themselves."""
-    lines = _reading_prefix(planner, clause_index, expr) if any(expr.find_all(A.Variable)) else []
+    lines = reading_prefix(planner, clause_index, expr) if any(expr.find_all(A.Variable)) else []
     text = planner.render(expr)
     lines.append(f"UNWIND {as_list(text)} AS __value RETURN DISTINCT __value" if each
                  else f"RETURN DISTINCT {text} AS __value")
@@ -55,7 +55,7 @@ def values_step(planner, clause_index: int, expr: A.Expr, render: Callable[[list
     return marker
 
 
-def _reading_prefix(planner, clause_index: int, expr: A.Expr) -> list[str]:
+def reading_prefix(planner, clause_index: int, expr: A.Expr) -> list[str]:
     """The clauses before `clause_index` that bind what `expr` reads, writes left out; projections
     keep only what is still known. Rows may be more than the query's (a superset of values)."""
     known: set[str] = set()

@@ -17,6 +17,7 @@ from typing import Any
 from proxy.errors import argument_error
 
 from . import bind, late
+from .compat import apoc_maps
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
@@ -30,6 +31,8 @@ Edit = tuple[int, int, str]
 
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
                         "percentilecont", "percentiledisc"})
+#: The rewrite that also plans Cypher 25's `MATCH ... SEARCH` (compat/vector.py).
+VECTOR_QUERY = "db.index.vector.queryNodes"
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
@@ -57,7 +60,8 @@ def _pattern_vars(pattern) -> dict[str, str]:
 def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
     """Variables (name -> 'node'/'rel'/'path'/'value') visible after `clause`."""
     if isinstance(clause, A.Match):
-        return {**scope, **_pattern_vars(clause.pattern)}
+        score = {clause.search.score.name: "value"} if clause.search and clause.search.score else {}
+        return {**scope, **_pattern_vars(clause.pattern), **score}
     if isinstance(clause, A.Create):
         return {**scope, **_pattern_vars(clause.pattern)}
     if isinstance(clause, A.Merge):
@@ -138,12 +142,16 @@ class PartPlanner:
                 self.plan_virtual(index, clause)
             elif isinstance(clause, A.CallProcedure) and self.registry.rewrite(clause.name, self.kind):
                 self.registry.rewrite(clause.name, self.kind).plan(self, index, clause)
+            elif isinstance(clause, A.Match) and clause.search and self.registry.rewrite(VECTOR_QUERY, self.kind):
+                self.registry.rewrite(VECTOR_QUERY, self.kind).plan(self, index, clause)      # Cypher 25 SEARCH
             elif isinstance(clause, A.Show) and show_procedure(self.registry, self.kind, clause):
                 self.plan_show(index, clause)
             elif self.kind == "falkordb" and late.has_dynamic_labels(clause):
                 late.plan_dynamic_labels(self, index, clause)
             elif self.kind == "falkordb" and late.is_vector_property_call(clause):
                 late.plan_vector_property(self, index, clause)
+            if self.kind == "falkordb":
+                apoc_maps.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):

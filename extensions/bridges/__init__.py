@@ -17,6 +17,7 @@ refuses the query with an error that says what cannot be run faithfully and what
 - `point.distance(a, b)` -> Neo4j's haversine formula in metres (`points.py`);
 - SKIP/LIMIT: writes kept under `LIMIT 0`, counts past 32 bits clamped, expressions without
   variables computed as derived parameters (`limits.py`, `constants.py`);
+- APOC functions -> the FalkorDB expression with APOC's result (`compat/apoc_functions.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
 """
 
@@ -29,12 +30,14 @@ from typing import Any
 
 from proxy.errors import CypherError
 
+from ..compat import apoc_functions, vector
 from ..cypher import ast as A
 from . import lazy_case, limits, notifications, points, regex, subqueries, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *limits.RULES,
-                              *subqueries.RULES, *lazy_case.RULES, *points.RULES)
+                              *subqueries.RULES, *lazy_case.RULES, *points.RULES,
+                              *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

@@ -4,6 +4,11 @@ One module per family (`dbms`, `show`, `db_schema`, `apoc_meta`); each builds
 `VirtualProcedure` rows that `catalog.build_registry` registers, so SHOW PROCEDURES and
 `dbms.procedures()` list exactly what is served. All of them answer on the embedded FalkorDB
 only (`backends`): a real Neo4j behind the proxy answers its own.
+
+Rewrites rather than answers: `apoc_merge`/`apoc_refactor` (APOC writes with labels and types
+from the data), `vector` (Neo4j's vector and fulltext procedures, Cypher 25 SEARCH; fulltext
+queries in Lucene's syntax via `lucene`), `apoc_functions` and `apoc_maps` (APOC functions as
+FalkorDB expressions), `schema_commands` (named CREATE/DROP INDEX and CONSTRAINT).
 """
 
 from __future__ import annotations

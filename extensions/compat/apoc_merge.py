@@ -1,21 +1,25 @@
-"""`apoc.merge.node` and `apoc.merge.relationship` on FalkorDB, which has no APOC.
+"""`apoc.merge.node`, `apoc.merge.relationship` and `apoc.create.addLabels` on FalkorDB, which
+has no APOC.
 
 LangChain's `add_graph_documents` and neo4j-graphrag's writers merge nodes and relationships
 whose labels and types come from the data (`[row.type]`). Each CALL becomes, per distinct label
 set or type the probe finds (`late.py`), a conditional `MERGE ... ON CREATE SET ... ON MATCH SET`
 inside a FOREACH (FalkorDB 4.16 merges only the first row when MERGE runs inside CALL { }),
-followed by a MATCH that binds the merged element under the yielded name.
+followed by a MATCH that binds the merged element under the yielded name. `apoc.create.addLabels`
+(llama-index's and neo4j-graphrag's writers on Neo4j before 5.24) is a conditional `SET n:Label`
+per label the probe finds, for each node given (one node or a list).
 """
 
 from __future__ import annotations
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.late import string, values_step, when
+from extensions.late import as_list, string, values_step, when
 from extensions.calls import yielded
 from extensions.registry import ProcedureRewrite
 from proxy.errors import argument_error
 
+from .apoc_refactor import MERGE_NODES
 from .dbms import FALKORDB
 
 
@@ -98,6 +102,28 @@ def _plan_relationship(planner, clause_index: int, clause: A.CallProcedure) -> N
     planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
 
 
+def _plan_add_labels(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    args = list(clause.args or ())
+    if len(args) != 2:
+        raise argument_error(f"apoc.create.addLabels() takes 2 arguments. Usage: {ADD_LABELS.signature}")
+    nodes, labels = args
+    fields, names = yielded(ADD_LABELS, clause)
+    node = quote(names.get("node", "node"))
+    each = f"__added{next(planner.counter)}"
+    label_list = as_list(planner.render(labels))
+    carried = [quote(n) for n in planner.scopes[clause_index] if quote(n) != node]
+
+    def render(values: list) -> str:
+        added = sorted({v for v in values if isinstance(v, str)})
+        sets = " ".join(when(f"{string(v)} IN {label_list}", f"SET {each}:{quote(v)}") for v in added)
+        return f"{sets} WITH {', '.join(carried + [f'{each} AS {node}'])}" if added else \
+            f"WITH {', '.join(carried + [f'{each} AS {node}'])}"
+
+    marker = values_step(planner, clause_index, labels, render, each=True)
+    unwind = f"UNWIND {as_list(planner.render(nodes))} AS {each} "
+    planner.add_edit((*clause.span, unwind + marker + planner.call_tail(clause, fields, names)))
+
+
 MERGE_NODE = ProcedureRewrite(
     "apoc.merge.node", ("node",), _plan_node,
     "apoc.merge.node(labels :: LIST<STRING>, identProps :: MAP, onCreateProps = {} :: MAP, "
@@ -110,5 +136,12 @@ MERGE_RELATIONSHIP = ProcedureRewrite(
     "Merges a relationship of the given type and identifying properties.", FALKORDB)
 
 
+ADD_LABELS = ProcedureRewrite(
+    "apoc.create.addLabels", ("node",), _plan_add_labels,
+    "apoc.create.addLabels(nodes :: ANY, labels :: LIST<STRING>) :: (node :: NODE)",
+    "Adds the given labels to the given `NODE` values.", FALKORDB)
+
+
 def merge_rewrites() -> list[ProcedureRewrite]:
-    return [MERGE_NODE, MERGE_RELATIONSHIP]
+    """APOC's writes whose labels and types come from the data."""
+    return [MERGE_NODE, MERGE_RELATIONSHIP, ADD_LABELS, MERGE_NODES]

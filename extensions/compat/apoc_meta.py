@@ -3,15 +3,19 @@
 LangChain's Neo4jGraph and neo4j-graphrag read `apoc.meta.data` (node properties, relationship
 properties, and `(label)-[type]->(other)` rows: outgoing relationships only, as APOC lists them),
 `apoc.meta.graph` (enhanced schema counts) and `apoc.schema.nodes`; mcp-neo4j-cypher reads
-`apoc.meta.schema`. Not all of APOC: only what those tools call.
+`apoc.meta.schema`; llama-index `apoc.meta.subGraph`, langchain-community `apoc.meta.graphSample`.
+Not all of APOC: what those tools call (the census in the README), plus `apoc.util.sleep`.
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from typing import Any
 
 from extensions.cypher.render import name as quote
 from extensions.registry import CallContext, VirtualProcedure
+from proxy.errors import argument_error
 
 from .db_schema import meta_graph
 from .dbms import FALKORDB
@@ -116,7 +120,14 @@ def apoc_meta_procedures(names: NameStore) -> list[VirtualProcedure]:
         found = await graph_schema(ctx.graph, _sample(args))
         nodes, relationships = meta_graph(found, lambda label, n: {"name": label, "count": n},
                                           lambda rel_type, n: {"type": rel_type, "count": n})
-        return [[nodes, relationships]]
+        return [_sub_graph(nodes, relationships, args[0] if args and isinstance(args[0], dict) else {})]
+
+    async def sleep(ctx: CallContext, args: list) -> list[list[Any]]:
+        (duration,) = args
+        if not isinstance(duration, int) or isinstance(duration, bool) or duration < 0:
+            raise argument_error(f"apoc.util.sleep() takes a duration in milliseconds, got {duration!r}")
+        await asyncio.sleep(duration / 1000)
+        return []
 
     async def stats(ctx: CallContext, args: list) -> list[list[Any]]:
         [[labels, types]] = await ctx.graph.read(META_STATS, {})
@@ -170,6 +181,14 @@ def apoc_meta_procedures(names: NameStore) -> list[VirtualProcedure]:
         proc("apoc.meta.graph", ("nodes", "relationships"), graph,
              "apoc.meta.graph(config = {} :: MAP) :: (nodes :: LIST<NODE>, relationships :: LIST<RELATIONSHIP>)",
              "Examines the full graph and returns a meta-graph."),
+        proc("apoc.meta.subGraph", ("nodes", "relationships"), graph,
+             "apoc.meta.subGraph(config :: MAP) :: (nodes :: LIST<NODE>, relationships :: LIST<RELATIONSHIP>)",
+             "Examines a sub-graph (config: labels, rels, excludes) and returns a meta-graph."),
+        proc("apoc.meta.graphSample", ("nodes", "relationships"), graph,
+             "apoc.meta.graphSample(config = {} :: MAP) :: (nodes :: LIST<NODE>, relationships :: LIST<RELATIONSHIP>)",
+             "Examines the database statistics to build the meta-graph."),
+        proc("apoc.util.sleep", (), sleep, "apoc.util.sleep(duration :: INTEGER)",
+             "Causes the current thread to sleep for the given duration of milliseconds."),
         proc("apoc.meta.stats", ("labelCount", "relTypeCount", "propertyKeyCount", "nodeCount", "relCount",
                                  "labels", "relTypes", "relTypesCount", "stats"), stats,
              "apoc.meta.stats() :: (labelCount :: INTEGER, relTypeCount :: INTEGER, propertyKeyCount :: INTEGER, "
@@ -187,6 +206,16 @@ def apoc_meta_procedures(names: NameStore) -> list[VirtualProcedure]:
              "Returns all distinct node property values for the given key."),
     ]
 
+
+
+def _sub_graph(nodes: list, relationships: list, config: dict) -> list:
+    """`apoc.meta.subGraph`'s filter: only `labels` and `rels` when given, never `excludes`;
+    a relationship is kept when both its end labels are."""
+    labels, rels, excludes = (set(config.get(k) or ()) for k in ("labels", "rels", "excludes"))
+    kept = [n for n in nodes if (not labels or n.labels[0] in labels) and n.labels[0] not in excludes]
+    ids = {n.id for n in kept}
+    return [kept, [r for r in relationships if r.start_id in ids and r.end_id in ids
+                   and (not rels or r.type in rels) and r.type not in excludes]]
 
 
 async def _counts(ctx: CallContext, d) -> tuple[int, int]:

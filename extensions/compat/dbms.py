@@ -46,6 +46,10 @@ async def _metadata(ctx: CallContext, args: list) -> list[list[Any]]:
     return [[ctx.metadata]]
 
 
+#: The rewritten APOC procedures that write (the others read).
+_APOC_WRITES = ("apoc.merge.", "apoc.create.", "apoc.refactor.")
+
+
 async def procedure_rows(ctx: CallContext) -> list[dict[str, Any]]:
     """Every procedure a client can CALL here: the proxy's (virtual and algorithm procedures, from
     the registry) and, where the graph is readable, the backend's own that the proxy does not shadow."""
@@ -56,7 +60,7 @@ async def procedure_rows(ctx: CallContext) -> list[dict[str, Any]]:
                             "description": v.description, "mode": v.mode}
     for r in ctx.registry.rewrites(ctx.backend_kind):
         rows[r.name] = {"name": r.name, "signature": r.signature, "description": r.description,
-                        "mode": "WRITE" if r.name.startswith("apoc.merge") else "READ"}
+                        "mode": "WRITE" if r.name.startswith(_APOC_WRITES) else "READ"}
     for p in ctx.registry.procedures():
         rows[p.name] = {"name": p.name, "signature": p.signature or f"{p.name}(config :: MAP)",
                         "description": f"Graph algorithm: {p.name}, yields {', '.join(p.yields)}.",

@@ -85,7 +85,8 @@ class Definition:
         does at commit (`existence()`, extensions/existence.py)."""
         if self.what != "CONSTRAINT" or self.kind not in ("UNIQUE", "KEY"):
             return set()
-        return {("UNIQUE", self.entity, self.labels[0], self.properties)}
+        # sorted: FalkorDB lists a composite constraint's properties in its own (attribute id) order
+        return {("UNIQUE", self.entity, self.labels[0], tuple(sorted(self.properties)))}
 
     def existence(self) -> set[tuple[str, str, str]]:
         """(entity, label, property) for each property this constraint requires to exist."""
@@ -157,8 +158,11 @@ class Catalog:
     indexes: list[Entry]
     constraints: list[Entry]
 
-    def find(self, name: str) -> Entry | None:
-        return next((e for e in self.indexes + self.constraints if e.name == name), None)
+    def find(self, name: str, what: str = "INDEX") -> Entry | None:
+        """The entry called `name`; a constraint's backing index has its name, so `what` says
+        which of the two comes first."""
+        entries = self.indexes + self.constraints if what == "INDEX" else self.constraints + self.indexes
+        return next((e for e in entries if e.name == name), None)
 
     def equivalent(self, definition: Definition) -> Entry | None:
         entries = self.indexes if definition.what == "INDEX" else self.constraints
@@ -188,9 +192,10 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
                 fields[(kind, entity, label, prop)] = options.get(prop) or {}
                 if UNDER_CONSTRUCTION in (status or ""):
                     populating.add((kind, entity, label, prop))
-    constraints = {(row[0], row[3], row[1], tuple(row[2])): row[4] for row in await graph.read(CONSTRAINTS, {})}
+    constraints = {(row[0], row[3], row[1], tuple(sorted(row[2]))): row[4]
+                   for row in await graph.read(CONSTRAINTS, {})}
     named = [(name, d) for name, d in names.load(graph.database).items()
-             if d.fields() <= set(fields) and d.constraints() <= set(constraints)]
+             if d.fields() <= set(fields) and d.constraints() <= set(constraints) or pending_vector_index(d)]
     covered = set().union(*(d.fields() for _, d in named)) if named else set()
     held = set().union(*(d.constraints() for _, d in named)) if named else set()
     index_entries: list[Entry] = []
@@ -217,6 +222,11 @@ async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
             index_entries.append(Entry(name, Definition("INDEX", "RANGE", entity, (label,), properties), owner=name))
     index_entries += _unnamed_indexes(fields, covered, populating)
     return Catalog(sorted(index_entries, key=lambda e: e.name), sorted(constraint_entries, key=lambda e: e.name))
+
+
+def pending_vector_index(d: Definition) -> bool:
+    """A vector index named before any vector gave its dimensions (schema_commands)."""
+    return d.kind == "VECTOR" and d.what == "INDEX" and d.options.get("dimension", 0) is None
 
 
 def _unnamed_indexes(fields: dict[tuple, dict], covered: set, populating: set) -> list[Entry]:

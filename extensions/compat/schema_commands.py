@@ -12,6 +12,7 @@ Neo4j refuses it, and nothing of it is left behind.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from extensions.cypher import ast as A
@@ -22,7 +23,8 @@ from proxy.backends.base import ListResult, Summary
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .schema_catalog import Catalog, Definition, Entry, NameStore, read_catalog
+from .schema_catalog import (CONSTRAINTS, Catalog, Definition, Entry, NameStore, await_indexes,
+                             pending_vector_index, read_catalog)
 
 #: Neo4j's similarity function names -> FalkorDB's.
 SIMILARITY = {"cosine": "cosine", "euclidean": "euclidean"}
@@ -71,7 +73,13 @@ class SchemaCommands:
             raise argument_error(f"A {command.kind} index is on one label or relationship type.")
         name = _name(command.name, params) or d.generated_name()
         catalog = await self._catalog(ctx)
-        if await self._exists(catalog, name, d, command.if_not_exists, "index"):
+        if d.kind == "VECTOR" and d.options["dimension"] is None:
+            d = await _dimensions_from_data(ctx, d)
+        pending = catalog.find(name)
+        if pending is not None and pending.definition == d and pending_vector_index(pending.definition) \
+                and not pending_vector_index(d):                  # its dimensions are known now
+            catalog = replace(catalog, indexes=[e for e in catalog.indexes if e is not pending])
+        elif await self._exists(catalog, name, d, command.if_not_exists, "index"):
             return command_result(runner, {})
         statements = self._index_statements(d, catalog)
         for statement in statements:
@@ -87,11 +95,10 @@ class SchemaCommands:
             if not missing:
                 continue
             on = ", ".join(f"n.{quote(p)}" for p in missing)
+            if pending_vector_index(d):
+                continue
             if d.kind == "VECTOR":
-                config = d.options
-                statements.append(f"CREATE VECTOR INDEX FOR {_pattern(d, label)} ON ({on}) OPTIONS "
-                                  f"{{dimension: {config['dimension']}, "
-                                  f"similarityFunction: '{config['similarityFunction']}'}}")
+                statements.append(_vector_index(d, label, on))
             elif d.kind == "FULLTEXT":
                 statements.append(f"CREATE FULLTEXT INDEX FOR {_pattern(d, label)} ON ({on})")
             else:
@@ -120,8 +127,7 @@ class SchemaCommands:
                 created.append((kind, entity, label, properties))
             await self._wait_until_built(ctx, name, d, created)
         except CypherError:
-            for kind, entity, label, properties in created:
-                await runner.backend.constraint(runner.database, "DROP", kind, entity, label, properties)
+            await _drop_constraints(ctx, runner, created)
             raise
         self.names.put(runner.database, name, d)
         return command_result(runner, {"constraints-added": 1})
@@ -145,7 +151,7 @@ class SchemaCommands:
         for _ in range(200):
             rows = await ctx.graph.read("CALL db.constraints() YIELD type, label, properties, entitytype, status "
                                         "RETURN type, entitytype, label, properties, status", {})
-            states = {(r[0], r[1], r[2], tuple(r[3])): r[4] for r in rows}
+            states = {(r[0], r[1], r[2], tuple(sorted(r[3]))): r[4] for r in rows}
             mine = [states.get(c) for c in created]
             if "FAILED" in mine:
                 raise _schema_error("ConstraintCreationFailed",
@@ -159,7 +165,7 @@ class SchemaCommands:
     async def _exists(self, catalog: Catalog, name: str, d: Definition, if_not_exists: bool, what: str) -> bool:
         """True when the command has nothing to do (IF NOT EXISTS); raises when the name or an
         equivalent definition is taken."""
-        by_name = catalog.find(name)
+        by_name = catalog.find(name, d.what)
         same = catalog.equivalent(d)
         if by_name is None and same is None:
             return False
@@ -167,7 +173,8 @@ class SchemaCommands:
             return True
         if by_name is not None and by_name.definition != d:
             raise _schema_error("IndexWithNameAlreadyExists" if what == "index" else "ConstraintWithNameAlreadyExists",
-                                f"There already exists an {what} called '{name}'.")
+                                f"There already exists {'an index' if what == 'index' else 'a constraint'} "
+                                f"called '{name}'.")
         raise _schema_error("EquivalentSchemaRuleAlreadyExists",
                             f"An equivalent {what} already exists, '{_describe(by_name or same)}'.")
 
@@ -193,13 +200,22 @@ class SchemaCommands:
         d = entry.definition
         others = [e for e in catalog.indexes + catalog.constraints if e.name != name]
         kept = set().union(*(e.definition.fields() for e in others)) if others else set()
-        for kind, entity, label, properties in sorted(d.constraints()):
-            await runner.backend.constraint(runner.database, "DROP", kind, entity, label, properties)
-        for kind, entity, label, prop in sorted(d.fields() - kept):
+        await _drop_constraints(ctx, runner, sorted(d.constraints()))
+        for kind, entity, label, prop in sorted(d.fields() - kept if not pending_vector_index(d) else ()):
             word = {"RANGE": "", "VECTOR": "VECTOR ", "FULLTEXT": "FULLTEXT "}[kind]
             await _run(runner, f"DROP {word}INDEX FOR {_pattern(d, label)} ON (n.{quote(prop)})")
         self.names.put(runner.database, name, None)
         return command_result(runner, {"indexes-removed" if command.what == "INDEX" else "constraints-removed": 1})
+
+
+async def _drop_constraints(ctx, runner, constraints) -> None:
+    """Drop FalkorDB constraints given as (type, entity, label, sorted properties): FalkorDB drops a
+    composite one only with its properties in its own order, which `db.constraints()` shows."""
+    rows = await ctx.graph.read(CONSTRAINTS, {})
+    order = {(r[0], r[3], r[1], tuple(sorted(r[2]))): tuple(r[2]) for r in rows}
+    for kind, entity, label, properties in constraints:
+        await runner.backend.constraint(runner.database, "DROP", kind, entity, label,
+                                        order.get((kind, entity, label, properties), properties))
 
 
 def _field_kind(d: Definition) -> str:
@@ -224,13 +240,48 @@ def _vector_options(options: dict[str, Any]) -> dict[str, Any]:
     config = options.get("indexConfig") or {}
     dimensions = config.get("vector.dimensions")
     similarity = str(config.get("vector.similarity_function", "cosine")).lower()
-    if not isinstance(dimensions, int) or isinstance(dimensions, bool) or dimensions < 1:
-        raise argument_error("A vector index on the embedded database needs its dimensions: "
-                             "OPTIONS {indexConfig: {`vector.dimensions`: 384, "
-                             "`vector.similarity_function`: 'cosine'}}.")
+    if dimensions is not None and (not isinstance(dimensions, int) or isinstance(dimensions, bool)
+                                   or dimensions < 1):
+        raise argument_error(f"`vector.dimensions` must be a positive integer, got {dimensions!r}.")
     if similarity not in SIMILARITY:
         raise argument_error(f"Unknown vector.similarity_function '{similarity}': use 'cosine' or 'euclidean'.")
     return {"dimension": dimensions, "similarityFunction": SIMILARITY[similarity]}
+
+
+def _vector_index(d: Definition, label: str, on: str) -> str:
+    config = d.options
+    return (f"CREATE VECTOR INDEX FOR {_pattern(d, label)} ON ({on}) OPTIONS {{dimension: {config['dimension']}, "
+            f"similarityFunction: '{config['similarityFunction']}'}}")
+
+
+async def build_pending(ctx, names: NameStore, name: str, d: Definition) -> bool:
+    """Build the pending vector index `name` if vectors are stored now (Neo4j takes the dimensions
+    from the first vector written; the index is queried, so it must exist). Runs where the query
+    runs; False when there are no vectors yet or the index cannot be built there (a read-only
+    transaction)."""
+    built = await _dimensions_from_data(ctx, d)
+    if pending_vector_index(built):
+        return False
+    try:
+        await ctx.graph.read(_vector_index(built, built.labels[0], f"n.{quote(built.properties[0])}"), {})
+        await await_indexes(ctx.graph, 30.0)
+    except CypherError:
+        return False
+    names.put(ctx.graph.database, name, built)
+    return True
+
+
+async def _dimensions_from_data(ctx, d: Definition) -> Definition:
+    """Neo4j (>= 5.23) takes a vector index's dimensions from the vectors written; FalkorDB needs
+    them to build the index. The dimensions of a vector already stored are used; with none yet,
+    the index stays pending until `CREATE VECTOR INDEX` runs again (llama-index runs it on
+    every start) with vectors in the graph."""
+    label, key = quote(d.labels[0]), quote(d.properties[0])
+    pattern = f"(n:{label})" if d.entity == "NODE" else f"()-[n:{label}]->()"
+    found = await ctx.graph.read(f"MATCH {pattern} WHERE n.{key} IS NOT NULL RETURN n.{key} LIMIT 1", {})
+    if not found or not isinstance(found[0][0], list) or not found[0][0]:
+        return d
+    return replace(d, options={**d.options, "dimension": len(found[0][0])})
 
 
 def command_result(runner, stats: dict[str, int]) -> ListResult:

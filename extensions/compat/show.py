@@ -14,6 +14,7 @@ from typing import Any
 from extensions.registry import CallContext, VirtualProcedure
 from proxy.errors import CypherError
 
+from . import apoc_functions, apoc_maps
 from .dbms import FALKORDB, procedure_rows
 from .schema_catalog import CONSTRAINT_TYPES, Entry, NameStore, read_catalog
 
@@ -86,6 +87,9 @@ async def _functions(ctx: CallContext, args: list) -> list[list[Any]]:
     if kind != "BUILT IN":
         rows += [[e.name, "Extension", e.signature, e.signature or f"{e.name}()", False, [], "", False,
                   None, None, False, None] for e in ctx.registry]
+    if kind != "BUILT IN" and ctx.backend_kind == "falkordb":
+        rows += [[f.name, "APOC", f.description, f.signature, False, [], "", False, None, None, False, None]
+                 for f in [*apoc_functions.listed(), *apoc_maps.listed()]]
     if kind != "USER DEFINED" and ctx.backend_kind == "falkordb":
         try:
             native = await ctx.graph.read("CALL dbms.functions() YIELD name, internal, aggregation "

@@ -5,7 +5,8 @@ name an index; FalkorDB's `db.idx.vector.queryNodes(label, property, k, vecf32(v
 `db.idx.fulltext.queryNodes(label, text)` take its label and property. The CALL is rewritten
 to FalkorDB's, and a step looks the index up by name (`schema_catalog`) and binds its label,
 property and similarity function as a parameter, so the rest of the query runs in the database.
-Scores are Neo4j's: FalkorDB reports distances, Neo4j similarities in [0, 1] - cosine
+The fulltext query string is Lucene's syntax, translated to RediSearch's (`lucene.py`) when it is a
+literal or a parameter. Scores are Neo4j's: FalkorDB reports distances, Neo4j similarities in [0, 1] - cosine
 (1 + cos) / 2 = 1 - d / 2, euclidean 1 / (1 + d^2).
 """
 
@@ -21,8 +22,12 @@ from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
 from proxy.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
-from .schema_catalog import NameStore, read_catalog
+from .lucene import matches, parse, translate
+from .schema_commands import build_pending
+from .schema_catalog import NameStore, pending_vector_index, read_catalog
 
+#: The lookup's second argument when a SEARCH with a WHERE needs the number of indexed vectors.
+_COUNT = "\x00count"
 _SCORE = "CASE ${p}[0][2] WHEN 'euclidean' THEN 1.0 / (1.0 + {d} * {d}) ELSE 1.0 - {d} / 2.0 END"
 
 
@@ -30,7 +35,7 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
     """A (not listed) virtual procedure: index name -> [[label, property, similarity]]."""
 
     async def answer(ctx: CallContext, args: list) -> list[list[Any]]:
-        name = args[0]
+        name, query = (args + [None])[:2]
         catalog = await read_catalog(ctx.graph, names)
         entry = next((e for e in catalog.indexes if e.name == name and e.definition.kind == kind), None)
         if entry is None:
@@ -39,8 +44,26 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
                               f"java.lang.IllegalArgumentException: There is no such {kind.lower()} schema "
                               f"index: {name}")
         d = entry.definition
+        if pending_vector_index(d) and await build_pending(ctx, names, name, d):
+            return await answer(ctx, args)
+        if pending_vector_index(d):
+            raise CypherError("Neo.ClientError.Procedure.ProcedureCallFailed",
+                              f"Failed to invoke procedure `{procedure}`: the vector index {name} was created "
+                              "without `vector.dimensions` and no vector is stored yet (or this read-only "
+                              "transaction cannot build it): the embedded database builds it from the first "
+                              "vector stored; give `vector.dimensions` to build it at once.")
+        if kind == "FULLTEXT" and isinstance(query, str):
+            listed, hits = await _list_hits(ctx, d, parse(query))
+            return [[d.labels[0], d.properties[0], translate(query), listed, hits]]
+        if kind == "FULLTEXT":
+            return [[d.labels[0], d.properties[0], query, [], []]]
         similarity = entry.options.get("indexConfig", {}).get("vector.similarity_function", "COSINE")
-        return [[d.labels[0], d.properties[0], str(similarity).lower()]]
+        row = [d.labels[0], d.properties[0], str(similarity).lower()]
+        if query == _COUNT:                 # SEARCH with a WHERE: how many vectors the index holds
+            [[size]] = await ctx.graph.read(f"MATCH (n:{quote(d.labels[0])}) WHERE n.{quote(d.properties[0])} "
+                                            "IS NOT NULL RETURN count(n)", {})
+            row.append(size)
+        return [row]
 
     return VirtualProcedure(f"SHOW {kind} INDEX LOOKUP", ("label", "property", "similarity"), answer,
                             backends=FALKORDB)
@@ -52,7 +75,9 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
     lookup = _lookup(names, kind, name)
     vector = kind == "VECTOR"
 
-    def plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
+    def plan(planner, clause_index: int, clause: A.CallProcedure | A.Match) -> None:
+        if isinstance(clause, A.Match):
+            return _plan_search(planner, clause_index, clause, lookup, native)
         args = clause.args or ()
         if not arity[0] <= len(args) <= arity[1]:
             raise argument_error(f"{name}() takes {arity[0]} to {arity[1]} arguments. Usage: {signature}")
@@ -66,9 +91,12 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
             call = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({planner.render(args[1])}), "
                     f"vecf32({planner.render(args[2])})) YIELD {yield_node}, score AS {distance}")
             value = _SCORE.format(p=param, d=distance)
-        else:
-            call = (f"CALL {native}(${param}[0][0], {planner.render(args[1])}) "
-                    f"YIELD {yield_node}, score AS {distance}")
+        else:                 # the query string, constant, is translated from Lucene's syntax by the lookup
+            constant = isinstance(args[1], (A.Literal, A.Parameter))
+            text_query = f"${param}[0][2]" if constant else planner.render(args[1])
+            call = f"CALL {native}(${param}[0][0], {text_query}) YIELD {yield_node}, score AS {distance}"
+            if constant and clause_index == 0:
+                call += _with_list_hits(param, node, distance)
             value = distance
         carried = [quote(n) for n in planner.scopes[clause_index]]
         text = f"{call} WITH {', '.join(carried + [node, f'{value} AS {score}'])}"
@@ -76,12 +104,76 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
         if limit is not None and clause_index == 0:                  # options {limit: n}
             text += f" ORDER BY {score} DESC LIMIT {planner.render(limit)}"
         planner.add_edit((*clause.span, text + planner.call_tail(clause, fields, names_)))
-        planner.placeholders[param] = [["", "", "cosine"]]
-        planner.steps.append(VirtualStep(lookup, param, (args[0],)))
+        planner.placeholders[param] = [["", "", "cosine"] if vector else ["", "", "", [], []]]
+        translated = not vector and isinstance(args[1], (A.Literal, A.Parameter))
+        planner.steps.append(VirtualStep(lookup, param, (args[0], args[1]) if translated else (args[0],)))
 
     rewrite = ProcedureRewrite(name, ("node", "score"), plan, signature,
                                f"Query the {kind.lower()} index by name (on FalkorDB's {native}).")
     return rewrite
+
+
+async def _list_hits(ctx: CallContext, d, tree) -> tuple[list[int], list[list]]:
+    """FalkorDB's fulltext index skips list properties; Neo4j indexes each string of a list. The
+    nodes of the index's label with a list in an indexed property are matched here, on all their
+    indexed values: (their ids, [id, score] of those that match)."""
+    keys = list(d.properties)
+    rows = await ctx.graph.read(f"MATCH (n:{quote(d.labels[0])}) WHERE any(__k IN $keys WHERE typeOf(n[__k]) = "
+                                "'List') RETURN id(n), [__k IN $keys | n[__k]]", {"keys": keys})
+    hits = []
+    for node_id, values in rows:
+        strings = {k: [v] if isinstance(v, str) else [x for x in v if isinstance(x, str)] if isinstance(v, list)
+                   else [] for k, v in zip(keys, values)}
+        if score := matches(tree, strings):
+            hits.append([node_id, float(score)])
+    return [node_id for node_id, _ in rows], hits
+
+
+def _with_list_hits(param: str, node: str, distance: str) -> str:
+    """After FalkorDB's fulltext CALL: its hits among nodes without list values, then the lookup's
+    hits among nodes with them (`_list_hits`), as one stream of (node, score) rows."""
+    n = param[3:]
+    return (f" WHERE NOT id({node}) IN ${param}[0][3] WITH collect([{node}, {distance}]) AS __a{n} "
+            f"UNWIND CASE WHEN size(${param}[0][4]) = 0 THEN [null] ELSE ${param}[0][4] END AS __h{n} "
+            f"OPTIONAL MATCH (__m{n}) WHERE id(__m{n}) = __h{n}[0] "
+            f"WITH __a{n}, collect([__m{n}, __h{n}[1]]) AS __b{n} "
+            f"UNWIND [__x IN __a{n} + __b{n} WHERE __x[0] IS NOT NULL] AS __x{n} "
+            f"WITH __x{n}[0] AS {node}, __x{n}[1] AS {distance} ORDER BY {distance} DESC")
+
+
+def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualProcedure, native: str) -> None:
+    """Cypher 25's `MATCH pattern SEARCH v IN (VECTOR INDEX idx FOR q [WHERE w] LIMIT k) SCORE AS s`:
+    the index's k nearest, `CALL <native>(...) YIELD node AS v`, then the MATCH with `v` bound
+    (which keeps the pattern rows whose `v` is one of them). A WHERE inside SEARCH filters before
+    the LIMIT, as Neo4j's in-index filtering does: every vector is ranked, filtered, then cut."""
+    search = clause.search
+    if clause.optional:
+        raise argument_error("OPTIONAL MATCH ... SEARCH is not available on the embedded database; use MATCH "
+                             "... SEARCH, or CALL db.index.vector.queryNodes() in an OPTIONAL CALL.")
+    param = f"__v{next(planner.counter)}"
+    distance, var, ranked, pair = (f"__d{param[3:]}", quote(search.var.name), f"__r{param[3:]}",
+                                   f"__p{param[3:]}")
+    yield_node = "node" if var == "node" else f"node AS {var}"
+    carried = [quote(n) for n in planner.scopes[clause_index] if n != search.var.name]
+    score = [f"{_SCORE.format(p=param, d=distance)} AS {quote(search.score.name)}"] if search.score else []
+    query, limit = planner.render(search.query), planner.render(search.limit)
+    if search.where is None:
+        head = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({limit}), vecf32({query})) "
+                f"YIELD {yield_node}, score AS {distance} WITH {', '.join(carried + [var] + score)} ")
+    else:
+        if carried:
+            raise argument_error("SEARCH ... WHERE (in-index filtering) is available on the embedded database "
+                                 "only in the query's first MATCH; filter after the SEARCH instead.")
+        head = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger(${param}[0][3]), vecf32({query})) "
+                f"YIELD {yield_node}, score AS {distance} WHERE {planner.render(search.where)} "
+                f"WITH {var}, {distance} ORDER BY {distance} WITH collect([{var}, {distance}]) AS {ranked} "
+                f"UNWIND {ranked}[0..toInteger({limit})] AS {pair} "          # LIMIT takes no expression here
+                f"WITH {', '.join([f'{pair}[0] AS {var}'] + score).replace(distance, f'{pair}[1]')} ")
+    planner.add_edit((clause.span[0], clause.span[0], head))
+    planner.add_edit((*search.span, ""))
+    planner.placeholders[param] = [["", "", "cosine", 0]]
+    count = (A.Literal(_COUNT),) if search.where is not None else ()
+    planner.steps.append(VirtualStep(lookup, param, (A.Literal(search.index), *count)))
 
 
 def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
@@ -94,3 +186,13 @@ def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
                 "db.index.fulltext.queryNodes(indexName :: STRING, queryString :: STRING, options = {} :: MAP) "
                 ":: (node :: NODE, score :: FLOAT)", (2, 3)),
     ]
+
+
+def _parsed(match: A.Match, ctx) -> list:
+    """No edit: the planner rewrites SEARCH with the index lookup (`_plan_search`); this rule only
+    makes it parse queries that hold a SEARCH (its trigger)."""
+    return []
+
+
+#: bridges.Rule's fields, as in apoc_functions.RULES.
+RULES = ((A.Match, _parsed, ("search",), r"\bsearch\s+[\w`]+\s+in\s*\("),)

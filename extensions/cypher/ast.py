@@ -401,6 +401,20 @@ class Match(Clause):
     optional: bool = False
     where: Optional[Expr] = None
     hints: tuple = ()             # raw text of USING ... hints
+    search: Optional["VectorSearch"] = None
+
+
+@dataclass(frozen=True, slots=True)
+class VectorSearch(Node):
+    """Cypher 25's `SEARCH var IN (VECTOR INDEX index FOR query [WHERE where] LIMIT limit)
+    [SCORE AS score]`, a part of the MATCH before it."""
+
+    var: "Variable"
+    index: str
+    query: Expr
+    limit: Expr
+    where: Optional[Expr] = None
+    score: Optional["Variable"] = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,9 @@ class _Statement:
         query, params = lifted.query, lifted.params
         check_query(query, params)                # what FalkorDB will read: long strings lifted
         code = _code_only(query)
+        end = len(code.rstrip())
+        if end and code[end - 1] == ";":          # `RETURN 1; ` / `RETURN 1; // done`: one statement (Neo4j)
+            query, code = query[:end - 1], code[:end - 1]
         prefix = _PREFIX.match(code)
         self.body = query
         command = "QUERY"

@@ -130,6 +130,11 @@ RULES: tuple[Rule, ...] = (
           lambda m: "Cannot merge the node because of a null property value (MERGE needs every "
                     "property in its pattern to have a value)"),
     # -- values of the wrong type or out of range
+    _rule(r"Type mismatch: expected .* but was Vectorf32", UNSUPPORTED,
+          lambda m: f"{m.string}: a vector stored by db.create.setNodeVectorProperty (FalkorDB's vecf32) has "
+                    "no size() or elements on the embedded database; compare it with "
+                    "vector.similarity.cosine/euclidean, or keep its length in a property of its own "
+                    "(a limit of the embedded FalkorDB; Neo4j accepts this query)"),
     _rule(r"(?:Type mismatch|Failed to parse|Property values can only be of primitive types|"
           r"Delete type mismatch|DELETE can only be called on|REMOVE operates on|"
           r"Cannot merge a map with a non-map value|vectorf\d+ expects|Encountered unhandled type|"
@@ -170,6 +175,11 @@ RULES: tuple[Rule, ...] = (
     _rule(r"Failed to create relationship; endpoint was not found", ENTITY_NOT_FOUND,
           lambda m: "Failed to create the relationship: one of its nodes was deleted in this query."),
     # -- schema
+    # Neo4j's "Node(<id>) already exists with label `X` and property `p` = <value>" is what
+    # OGMs (neomodel's UniqueProperty) recognise; FalkorDB names neither the node nor the value.
+    _rule(r"unique constraint violation on node of type (.*)", CONSTRAINT_FAILED,
+          lambda m: f"Node already exists with label `{m[1].strip()}` and the same value of a property "
+                    "its unique constraint covers (the embedded FalkorDB does not say which node or value)."),
     _rule(r"(?:mandatory|unique) constraint violation", CONSTRAINT_FAILED,
           lambda m: f"{m.string[0].upper()}{m.string[1:]} (a constraint of this database refuses "
                     "the write)."),

@@ -412,3 +412,14 @@ def test_create_index_parses_to_its_parts(kind, name, exists, label, properties,
     assert (index.kind, index.name, index.if_not_exists) == ((kind.strip() or "RANGE"), name, exists)
     assert index.target == A.SchemaTarget("relationship" if relationship else "node", var, (label,),
                                           tuple(properties))
+
+
+def test_cypher_25_search_subclause():
+    from extensions.cypher.parser import parse as _parse
+    text = ("CYPHER 25 MATCH (node:Doc) SEARCH node IN (VECTOR INDEX `idx` FOR $q WHERE node.a = 1 "
+            "LIMIT $k * 2) SCORE AS score RETURN node, score")
+    match = _parse(text).parts[0].clauses[0]
+    search = match.search
+    assert (search.var.name, search.index, search.score.name) == ("node", "idx", "score")
+    assert search.query.text_in(text) == "$q" and search.limit.text_in(text) == "$k * 2"
+    assert search.where.text_in(text) == "node.a = 1" and match.where is None

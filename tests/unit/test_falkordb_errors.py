@@ -20,6 +20,8 @@ from proxy.backends.falkordb_errors import MAX_MESSAGE, MAX_QUOTED, RULES, error
     ("Error: query with more than one statement is not supported.", "Neo.ClientError.Statement.SyntaxError"),
     ("Missing parameters", "Neo.ClientError.Statement.ParameterMissing"),
     ("Type mismatch: expected Integer, Float, or Null but was String", "Neo.ClientError.Statement.TypeError"),
+    ("Type mismatch: expected List, String, or Null but was Vectorf32",
+     "Neo.ClientError.Statement.UnsupportedOperationError"),
     ("ArgumentError: step argument to range() can't be 0", "Neo.ClientError.Statement.ArgumentError"),
     ("Division by zero", "Neo.ClientError.Statement.ArithmeticError"),
     ("Procedure `foo.bar` is not registered", "Neo.ClientError.Procedure.ProcedureNotFound"),

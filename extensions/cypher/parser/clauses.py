@@ -90,8 +90,30 @@ class ClauseParser:
                     and not self.at_op(";") and not self.at_op("}"):
                 self.next()
             hints.append(self.text[hint_start:self.prev_end])
+        search = self._search() if self.at_kw("SEARCH") else None
         where = self.expr() if self.accept_kw("WHERE") else None
-        return A.Match(pattern, optional, where, tuple(hints), span=self.span(start))
+        return A.Match(pattern, optional, where, tuple(hints), search, span=self.span(start))
+
+    def _search(self) -> A.VectorSearch:
+        """`SEARCH v IN (VECTOR INDEX name FOR query [WHERE ...] LIMIT k) [SCORE AS s]` (Cypher 25)."""
+        start = self.next().start
+        var = self.variable()
+        self.expect_kw("IN")
+        self.expect_op("(")
+        self.expect_kw("VECTOR")
+        self.expect_kw("INDEX")
+        index, _ = self.name("a vector index name")
+        self.expect_kw("FOR")
+        query = self.expr()
+        where = self.expr() if self.accept_kw("WHERE") else None
+        self.expect_kw("LIMIT")
+        limit = self.expr()
+        self.expect_op(")")
+        score = None
+        if self.accept_kw("SCORE"):
+            self.expect_kw("AS")
+            score = self.variable()
+        return A.VectorSearch(var, index, query, limit, where, score, span=self.span(start))
 
     def _unwind(self, start) -> A.Clause:
         self.next()

@@ -1,0 +1,221 @@
+"""APOC functions as FalkorDB expressions, so they work anywhere an expression goes.
+
+FalkorDB has no APOC. The functions stock tools call (llama-index's `apoc.coll.flatten(
+apoc.coll.toSet(collect(...)))`, neomodel's type names, ...) become the expression the database
+evaluates with APOC's result: `apoc.coll.toSet(x)` -> `list.dedup(x)`, `apoc.coll.flatten(x)`
+-> a `reduce` over `x`. The edits go only into the text around the arguments (each template
+names each argument once, in order), so whatever else is rewritten inside an argument - another
+APOC call, `elementId(n)` - is kept. A template that needs an argument twice binds it first:
+`[__apoc0 IN [x] | ... __apoc0 ... __apoc0 ...][0]`.
+
+FalkorDB refuses an aggregation inside a list iteration (`reduce(a = [], x IN collect(y) | ...)`),
+which Neo4j evaluates once per group; a WITH or RETURN whose iterating APOC call reads an
+aggregate is split in two: a WITH that groups and aggregates first, then the projection over
+the aggregated values (`split_aggregates`).
+
+Functions whose result is a map with keys from the data (`apoc.map.clean`,
+`apoc.meta.cypher.types`) cannot be one expression in FalkorDB's Cypher: `apoc_maps.py` serves
+them. Other APOC functions are not served; FalkorDB's "Unknown function" error names them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from proxy.errors import argument_error
+
+from ..cypher import ast as A
+
+if TYPE_CHECKING:          # bridges/ imports this module for its rules (a cycle at run time)
+    from ..bridges.rule import Context, Edit
+
+#: As probe.AGGREGATES (not imported: probe imports this package).
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
+                        "percentilecont", "percentiledisc"})
+_PLACEHOLDER = re.compile(r"@(\d|v)")
+
+
+@dataclass(frozen=True)
+class ApocFunction:
+    """One APOC function: its signature and description as APOC lists them, and per arity a
+    template: `@0`, `@1` ... the arguments (each once, in order), `@v` a fresh variable name."""
+
+    name: str
+    signature: str
+    description: str
+    forms: dict[int, str]
+
+    @property
+    def iterates(self) -> bool:
+        """Whether an argument is read inside a list iteration (see `split_aggregates`)."""
+        return any(" IN " in form for form in self.forms.values())
+
+
+#: FalkorDB `typeOf()` -> APOC's `apoc.meta.cypher.type` names (date-times are stored without a
+#: zone, see bridges/temporal.py).
+_TYPE_NAMES = {"Null": "NULL", "String": "STRING", "Integer": "INTEGER", "Float": "FLOAT",
+               "Boolean": "BOOLEAN", "Map": "MAP", "Node": "NODE", "Edge": "RELATIONSHIP", "Path": "PATH",
+               "Point": "POINT", "Date": "DATE", "Datetime": "LOCAL_DATE_TIME", "Time": "LOCAL_TIME",
+               "Duration": "DURATION", "Vectorf32": "LIST OF FLOAT"}
+
+
+def _type_name(value: str) -> str:
+    whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in _TYPE_NAMES.items())
+    return f"CASE typeOf({value}) {whens} END"
+
+
+def cypher_type(value: str, fresh: str) -> str:
+    """`apoc.meta.cypher.type(value)` as text (`fresh`: a variable name prefix)."""
+    return _cypher_type().replace("@v", fresh + "_").replace("@0", value)
+
+
+def _cypher_type() -> str:
+    """APOC's type name: a list is `LIST OF <type>` when its elements share one, else `LIST OF ANY`."""
+    items = "(CASE typeOf(@vv) WHEN 'List' THEN @vv ELSE [] END)"
+    same = f"size({items}) > 0 AND all(@ve IN {items} WHERE typeOf(@ve) = typeOf(head({items})))"
+    element = f"CASE WHEN {same} THEN {_type_name(f'head({items})')} ELSE 'ANY' END"
+    return (f"[@vv IN [@0] | CASE typeOf(@vv) WHEN 'List' THEN 'LIST OF ' + {element} "
+            f"ELSE {_type_name('@vv')} END][0]")
+
+
+_FLATTEN = "reduce(@va = [], @vx IN coalesce(@0, []) | @va + CASE WHEN typeOf(@vx) = 'List' THEN @vx ELSE [@vx] END)"
+
+FUNCTIONS = {f.name.lower(): f for f in (
+    ApocFunction("apoc.coll.toSet", "apoc.coll.toSet(coll :: LIST<ANY>) :: LIST<ANY>",
+                 "Returns a unique `LIST<ANY>` from the given `LIST<ANY>`.", {1: "list.dedup(@0)"}),
+    ApocFunction("apoc.coll.flatten", "apoc.coll.flatten(coll :: LIST<ANY>, recursive = false :: BOOLEAN) :: LIST<ANY>",
+                 "Flattens the given `LIST<LIST<ANY>>` (to the given depth if `recursive` is true).",
+                 {1: _FLATTEN, 2: _FLATTEN}),
+    ApocFunction("apoc.coll.sum", "apoc.coll.sum(coll :: LIST<INTEGER | FLOAT>) :: FLOAT",
+                 "Returns the sum of all the `INTEGER | FLOAT` in the `LIST<INTEGER | FLOAT>`.",
+                 {1: "reduce(@vs = 0.0, @vx IN @0 | @vs + @vx)"}),
+    ApocFunction("apoc.coll.avg", "apoc.coll.avg(coll :: LIST<INTEGER | FLOAT>) :: FLOAT",
+                 "Returns the average of the numbers in the `LIST<INTEGER | FLOAT>`.",
+                 {1: "[@vl IN [@0] | CASE size(@vl) WHEN 0 THEN null "
+                     "ELSE reduce(@vs = 0.0, @vx IN @vl | @vs + @vx) / size(@vl) END][0]"}),
+    ApocFunction("apoc.coll.max", "apoc.coll.max(values :: LIST<ANY>) :: ANY",
+                 "Returns the maximum of all values in the given `LIST<ANY>`.",
+                 {1: "reduce(@vm = null, @vx IN @0 | CASE WHEN @vm IS NULL OR @vx > @vm THEN @vx ELSE @vm END)"}),
+    ApocFunction("apoc.coll.min", "apoc.coll.min(values :: LIST<ANY>) :: ANY",
+                 "Returns the minimum of all values in the given `LIST<ANY>`.",
+                 {1: "reduce(@vm = null, @vx IN @0 | CASE WHEN @vm IS NULL OR @vx < @vm THEN @vx ELSE @vm END)"}),
+    ApocFunction("apoc.coll.contains", "apoc.coll.contains(coll :: LIST<ANY>, value :: ANY) :: BOOLEAN",
+                 "Returns whether or not the given value exists in the given collection.",
+                 {2: "coalesce(any(@vx IN @0 WHERE @vx = @1), false)"}),
+    ApocFunction("apoc.coll.union", "apoc.coll.union(list1 :: LIST<ANY>, list2 :: LIST<ANY>) :: LIST<ANY>",
+                 "Returns the distinct union of the two given `LIST<ANY>` values.", {2: "list.dedup(@0 + @1)"}),
+    ApocFunction("apoc.coll.intersection",
+                 "apoc.coll.intersection(list1 :: LIST<ANY>, list2 :: LIST<ANY>) :: LIST<ANY>",
+                 "Returns the distinct intersection of two `LIST<ANY>` values.",
+                 {2: "list.dedup([@vx IN @0 WHERE @vx IN @1])"}),
+    ApocFunction("apoc.coll.subtract", "apoc.coll.subtract(list1 :: LIST<ANY>, list2 :: LIST<ANY>) :: LIST<ANY>",
+                 "Returns the first `LIST<ANY>` as a set with all the elements of the second `LIST<ANY>` removed.",
+                 {2: "list.dedup([@vx IN @0 WHERE NOT @vx IN @1])"}),
+    ApocFunction("apoc.coll.sort", "apoc.coll.sort(coll :: LIST<ANY>) :: LIST<ANY>",
+                 "Sorts the given `LIST<ANY>` into ascending order.", {1: "list.sort(@0)"}),
+    ApocFunction("apoc.coll.indexOf", "apoc.coll.indexOf(coll :: LIST<ANY>, value :: ANY) :: INTEGER",
+                 "Returns the index for the first occurrence of the specified value in the `LIST<ANY>`.",
+                 {2: "[@vl IN [@0] | coalesce(head([@vi IN range(0, size(@vl) - 1) WHERE @vl[@vi] = @1]), -1)][0]"}),
+    ApocFunction("apoc.text.join", "apoc.text.join(stringList :: LIST<STRING>, delimiter :: STRING) :: STRING",
+                 "Joins the given `STRING` values using the given delimiter.", {2: "string.join(@0, @1)"}),
+    ApocFunction("apoc.text.capitalize", "apoc.text.capitalize(text :: STRING) :: STRING",
+                 "Capitalizes the first letter of the given `STRING`.",
+                 {1: "[@vt IN [@0] | toUpper(left(@vt, 1)) + substring(@vt, 1)][0]"}),
+    ApocFunction("apoc.meta.cypher.type", "apoc.meta.cypher.type(value :: ANY) :: STRING",
+                 "Returns the type name of the given value.", {1: _cypher_type()}),
+)}
+
+
+def apoc_call(call: A.FunctionCall, ctx: Context) -> list[Edit]:
+    """The edits that turn one APOC call into its FalkorDB expression."""
+    function = FUNCTIONS.get(call.lower_name)
+    if function is None:
+        return []
+    args = call.args
+    if call.lower_name == "apoc.coll.flatten" and len(args) == 2:
+        if not (isinstance(args[1], A.Literal) and args[1].value is False):
+            raise argument_error("apoc.coll.flatten(coll, true) (flattening to any depth) is not available on "
+                                 "the embedded database; flatten one level at a time with apoc.coll.flatten(coll).")
+        return _fill(_FLATTEN, call, args[:1], ctx)      # the last edit drops `, false`
+    form = function.forms.get(len(args))
+    if form is None:
+        raise argument_error(f"{function.name}() takes {' or '.join(map(str, function.forms))} arguments, "
+                             f"got {len(args)}. Usage: {function.signature}")
+    return _fill(form, call, args, ctx)
+
+
+def _fill(form: str, call: A.FunctionCall, args: tuple, ctx: Context) -> list[Edit]:
+    """Edits around the arguments: the template's text between placeholders replaces the call's
+    text between (and around) the arguments."""
+    fresh = ctx.fresh("apoc")
+    pieces = _PLACEHOLDER.split(form.replace("@v", fresh + "_"))
+    texts, order = pieces[0::2], [int(p) for p in pieces[1::2]]
+    assert order == list(range(len(args))), form
+    if not args:
+        return [(*call.span, texts[0])]
+    edits = [(call.span[0], args[0].span[0], texts[0])]
+    edits += [(a.span[1], b.span[0], texts[i + 1]) for i, (a, b) in enumerate(zip(args, args[1:]))]
+    edits.append((args[-1].span[1], call.span[1], texts[-1]))
+    return edits
+
+
+# ------------------------------------------------------------------ aggregates read by an iteration
+
+def _is_aggregate(node: A.Node) -> bool:
+    return isinstance(node, A.CountStar) or (isinstance(node, A.FunctionCall) and node.lower_name in AGGREGATES)
+
+
+def _aggregates(expr: A.Node) -> list[A.Node]:
+    """The outermost aggregations in `expr`."""
+    found = [n for n in expr.walk() if _is_aggregate(n)]
+    inner = {id(m) for n in found for m in n.walk() if m is not n}
+    return [n for n in found if id(n) not in inner]
+
+
+def _needs_split(clause: A._Projection) -> bool:
+    for item in clause.items:
+        for call in item.expr.find_all(A.FunctionCall):
+            function = FUNCTIONS.get(call.lower_name)
+            if function is not None and function.iterates and any(_aggregates(arg) for arg in call.args):
+                return True
+    return False
+
+
+def split_aggregates(clause: A._Projection, ctx: Context) -> list[Edit]:
+    """`WITH k, apoc.coll.flatten(collect(x)) AS f` -> `WITH k, collect(x) AS __g WITH k,
+    apoc.coll.flatten(__g) AS f`: the grouping first, the iteration over its results after."""
+    if clause.star or not _needs_split(clause):
+        return []
+    hoisted: list[str] = []
+    edits: list[Edit] = []
+    for item in clause.items:
+        aggregates = _aggregates(item.expr)
+        if not aggregates:
+            if isinstance(item.expr, A.Variable):
+                hoisted.append(item.expr.text_in(ctx.text))
+                continue
+            key = ctx.fresh("apocKey")
+            hoisted.append(f"{item.expr.text_in(ctx.text)} AS {key}")
+            edits.append((*item.expr.span, key))      # RETURN keeps its column name (probe.alias_return_items)
+            continue
+        inside = {id(n) for agg in aggregates for n in agg.walk()}
+        if any(isinstance(n, A.Variable) and id(n) not in inside for n in item.expr.walk()):
+            return []          # a grouping key mixed with an aggregate: left to the database
+        for aggregate in aggregates:
+            name = ctx.fresh("apocAgg")
+            hoisted.append(f"{aggregate.text_in(ctx.text)} AS {name}")
+            edits.append((*aggregate.span, name))
+    return [(clause.span[0], clause.span[0], f"WITH {', '.join(hoisted)} "), *edits]
+
+
+def listed() -> list[ApocFunction]:
+    """The served functions, for SHOW FUNCTIONS and the README."""
+    return sorted(FUNCTIONS.values(), key=lambda f: f.name.lower())
+
+
+#: (node class, apply, trigger words, trigger regex): bridges.Rule's fields.
+_WORDS, _CALL = ("apoc.",), r"apoc\.[\w.]+\s*\("
+RULES = ((A.FunctionCall, apoc_call, _WORDS, _CALL), (A.With, split_aggregates, _WORDS, _CALL),
+         (A.Return, split_aggregates, _WORDS, _CALL))

@@ -1,0 +1,181 @@
+"""More stock Neo4j packages, unchanged, against the proxy on an empty embedded database:
+neomodel (the OGM), llama-index's Neo4j graph stores and mcp-neo4j-memory (over stdio).
+
+They run in their own environments (`.cache/agents`: neomodel pins the neo4j driver to 6.1,
+`.cache/llama`: llama-index needs it below 6; both made by `make install`). Each client script
+prints what the package returned as JSON; the tests compare it with the graph read with plain
+Cypher, or with an answer computed here from the data the script wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+
+import neo4j
+import pytest
+
+from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+from tests.stock.embedding import cosine, embed
+
+CLIENTS = REPO / "tests" / "stock"
+AGENTS = REPO / ".cache" / "agents" / "bin" / "python"
+LLAMA = REPO / ".cache" / "llama" / "bin" / "python"
+STOCK = REPO / ".cache" / "stock" / "bin" / "python"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ProxyProcess() as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def driver(server):
+    with neo4j.GraphDatabase.driver(server.uri, auth=(USER, PASSWORD)) as drv:
+        yield drv
+
+
+def run_client(python, script: str, *args: str, cwd=REPO) -> dict:
+    assert python.exists(), f"{python.parent.parent} is missing: run `make install`"
+    done = subprocess.run([str(python), "-W", "ignore", str(CLIENTS / script), *args], capture_output=True,
+                          text=True, timeout=300, cwd=cwd)
+    assert done.returncode == 0, f"{script} failed:\n{done.stderr[-4000:]}"
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def rows(driver, query: str, **params) -> list[dict]:
+    return [r.data() for r in driver.execute_query(query, params).records]
+
+# ------------------------------------------------------------------ neomodel
+
+
+@pytest.fixture(scope="module")
+def neomodel(server, tmp_path_factory):
+    models = tmp_path_factory.mktemp("neomodel") / "models.py"
+    return run_client(AGENTS, "neomodel_client.py", server.uri, str(models))
+
+
+def test_neomodel_installs_its_schema_twice(neomodel, driver):
+    assert "Error" not in neomodel["install_first"].replace("EquivalentSchemaRuleAlreadyExists", "")
+    assert neomodel["install_second"].count("EquivalentSchemaRuleAlreadyExists") == 5     # told, not failed
+    constraints = {(r["labelsOrTypes"][0], r["properties"][0]) for r in rows(
+        driver, "SHOW CONSTRAINTS YIELD labelsOrTypes, properties, type WHERE type = 'UNIQUENESS' "
+                "RETURN labelsOrTypes, properties")}
+    assert constraints >= {("OgmCountry", "code"), ("OgmPerson", "uid"), ("OgmPerson", "name")}
+
+
+def test_neomodel_saves_queries_and_raises_unique_property(neomodel, driver):
+    assert neomodel["duplicate"].startswith("UniqueProperty: Node already exists with label `OgmPerson`")
+    older = rows(driver, "MATCH (p:OgmPerson) WHERE p.age > 40 RETURN p.name AS n ORDER BY n")
+    assert neomodel["older_than_40"] == [r["n"] for r in older] == ["Alan", "Grace"]
+    linked = rows(driver, "MATCH (p:OgmPerson)-[:OGM_IS_FROM]->(:OgmCountry {code: 'NO'}) RETURN p.name AS n ORDER BY n")
+    assert neomodel["from_norway"] == [r["n"] for r in linked]
+
+
+def test_neomodel_inspect_database_writes_the_models(neomodel):
+    inspected = neomodel["inspect"]
+    assert inspected["returncode"] == 0, inspected["stderr"]
+    models = inspected["models"]
+    person = models.split("class OgmPerson(StructuredNode):")[1].split("\nclass ")[0]
+    assert re.search(r"name = StringProperty\(unique_index=True\)", person)
+    assert re.search(r"age = IntegerProperty\(index=True\)", person)
+    assert 'RelationshipTo("OgmCountry", "OGM_IS_FROM"' in person
+
+# ------------------------------------------------------------------ llama-index
+
+
+@pytest.fixture(scope="module")
+def llama(server, neomodel):
+    return run_client(LLAMA, "llamaindex_client.py", server.uri)
+
+
+def test_llama_property_graph_upserts_and_reads_back(llama, driver):
+    assert llama["upsert_nodes"] == "ok" and llama["upsert_relations"] == "ok"
+    stored = rows(driver, "MATCH (e:__Entity__) RETURN e.name AS name, e.about AS about, labels(e) AS labels, "
+                          "keys(e) AS keys ORDER BY name")
+    assert [(r["name"], r["about"]) for r in stored] == sorted((n, a) for n, _, a in ENTITIES)
+    for r in stored:
+        label = next(lab for n, lab, _ in ENTITIES if n == r["name"])
+        assert set(r["labels"]) == {"__Node__", "__Entity__", label}
+        assert "empty" not in r["keys"]                                 # apoc.map.clean dropped the null
+    assert llama["get"] == [[n, "__Node__", a] for n, _, a in sorted(ENTITIES) if n in ("Ada Lovelace", "London")]
+    assert llama["cypher"] == [{"p": a, "r": t, "x": b} for a, t, b in sorted(RELATIONS)]
+
+
+def test_llama_vectors_are_stored_as_written(driver, llama):
+    for r in rows(driver, "MATCH (e:__Entity__) RETURN e.name AS name, e.embedding AS v"):
+        assert cosine(r["v"], embed(r["name"])) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_llama_vector_query_on_the_index_it_created_without_dimensions(llama):
+    """`entity` is created without dimensions before any vector exists; the first query builds it."""
+    query = embed("Ada Lovelace")
+    expected = sorted(((n, (1 + cosine(embed(n), query)) / 2) for n, _, _ in ENTITIES), key=lambda p: -p[1])[:2]
+    assert [n for n, _ in llama["vector"]] == [n for n, _ in expected]
+    assert [s for _, s in llama["vector"]] == pytest.approx([s for _, s in expected], abs=1e-6)
+
+
+def test_llama_legacy_graph_store(llama, driver):
+    assert llama["legacy_get"] == [["LIVED_IN", "London"], ["WORKED_WITH", "Charles Babbage"]]
+    paths = llama["legacy_rel_map"]["Ada Lovelace"]
+    assert ["WORKED_WITH", "Charles Babbage", "DESIGNED", "Analytical Engine"] in paths
+    assert "LegacyEntity {id: STRING}" in llama["legacy_schema"]
+
+
+ENTITIES = [("Ada Lovelace", "PERSON", "wrote the first program"), ("Charles Babbage", "PERSON", "designed engines"),
+            ("Analytical Engine", "MACHINE", "a mechanical computer"), ("London", "CITY", "capital")]
+RELATIONS = [("Ada Lovelace", "LIVED_IN", "London"), ("Ada Lovelace", "WORKED_WITH", "Charles Babbage"),
+             ("Charles Babbage", "DESIGNED", "Analytical Engine")]
+
+# ------------------------------------------------------------------ neo4j-graphrag entity resolution
+
+
+def test_graphrag_resolver_merges_entities_with_one_name_and_label(server, driver, llama):
+    before = rows(driver, "MATCH (e:__Entity__) RETURN count(e) AS n")[0]["n"]
+    answer = run_client(STOCK, "resolver_client.py", server.uri)
+    assert answer["resolved"] == before + 4                                   # the script writes 4
+    groups = rows(driver, "MATCH (e:__Entity__) UNWIND labels(e) AS lab WITH e, lab WHERE NOT lab IN "
+                          "['__Entity__', '__KGBuilder__'] RETURN count(DISTINCT [e.name, lab]) AS n")[0]["n"]
+    assert answer["created"] == groups
+    ada = rows(driver, "MATCH (p:Person {name: 'Ada'}) RETURN properties(p) AS props")
+    assert len(ada) == 1 and ada[0]["props"] == {"name": "Ada", "born": 1815, "city": "London"}
+    rels = {(r["a"], r["t"], r["b"]) for r in rows(
+        driver, "MATCH (a:Person)-[r:KNOWS|LIVED_IN]->(b) RETURN a.name AS a, type(r) AS t, b.name AS b")}
+    assert rels == {("Ada", "KNOWS", "Charles"), ("Ada", "LIVED_IN", "Ada")}
+    assert rows(driver, "MATCH (p:Place {name: 'Ada'}) RETURN count(p) AS n")[0]["n"] == 1    # other label: kept
+
+# ------------------------------------------------------------------ mcp-neo4j-memory
+
+SEARCHES = {"Lovelace London": {"Ada Lovelace", "London"},         # Lucene: OR by default
+            "ada AND lovelace": {"Ada Lovelace"},
+            "name:London": {"London"},
+            "person NOT babbage": {"Ada Lovelace"},
+            "babage~": {"Charles Babbage"},                          # edit distance 2
+            "lovel*": {"Ada Lovelace"},
+            '"charles babbage"': {"Charles Babbage"},
+            "program": {"Ada Lovelace"},                              # a word inside the observations list
+            "observations:royal AND city": {"London"}}
+
+
+@pytest.fixture(scope="module")
+def memory(server, llama):
+    return run_client(AGENTS, "memory_client.py", server.uri, *SEARCHES)
+
+
+def test_memory_tools_write_the_graph(memory, driver):
+    assert "search_memories" in memory["tools"]
+    stored = {r["name"]: r for r in rows(driver, "MATCH (m:Memory) RETURN m.name AS name, m.type AS type, "
+                                                 "m.observations AS observations")}
+    assert set(stored) == {"Ada Lovelace", "Charles Babbage", "London"}
+    assert stored["London"]["observations"] == ["capital of England", "home of the Royal Society"]
+    graph = memory["graph"]
+    assert {e["name"] for e in graph["entities"]} == set(stored)
+    assert {(r["source"], r["relationType"], r["target"]) for r in graph["relations"]} == {
+        ("Ada Lovelace", "WORKED_WITH", "Charles Babbage"), ("Ada Lovelace", "LIVED_IN", "London")}
+
+
+@pytest.mark.parametrize("query", list(SEARCHES))
+def test_memory_search_reads_lucene_syntax(memory, query):
+    assert {e["name"] for e in memory["search"][query]["entities"]} == SEARCHES[query]

@@ -1,0 +1,69 @@
+"""Cypher 25's `MATCH ... SEARCH v IN (VECTOR INDEX ...)` on the embedded database
+(compat/vector.py): the same nodes and scores as `db.index.vector.queryNodes`, checked against
+numpy; in-index WHERE filtering before the LIMIT; a search per input row."""
+
+from __future__ import annotations
+
+import neo4j
+import numpy as np
+import pytest
+
+rng = np.random.default_rng(5)
+VECTORS = rng.normal(size=(40, 8))
+QUERY = rng.normal(size=8)
+
+
+def _similarity(v: np.ndarray, q: np.ndarray) -> float:
+    return (1 + float(v @ q / np.linalg.norm(v) / np.linalg.norm(q))) / 2
+
+
+@pytest.fixture(scope="module")
+def docs(driver):
+    driver.execute_query("MATCH (d:SearchDoc) DETACH DELETE d")
+    driver.execute_query("CREATE VECTOR INDEX search_docs IF NOT EXISTS FOR (d:SearchDoc) ON d.embedding OPTIONS "
+                         "{indexConfig: {`vector.dimensions`: 8, `vector.similarity_function`: 'cosine'}}")
+    driver.execute_query("UNWIND range(0, size($v) - 1) AS i CREATE (d:SearchDoc {i: i, even: i % 2 = 0}) WITH d, i "
+                         "CALL db.create.setNodeVectorProperty(d, 'embedding', $v[i])", v=VECTORS.tolist())
+    yield driver
+    driver.execute_query("DROP INDEX search_docs IF EXISTS")
+    driver.execute_query("MATCH (d:SearchDoc) DETACH DELETE d")
+
+
+def _nearest(k: int, keep=lambda i: True) -> list[tuple[int, float]]:
+    scored = sorted(((i, _similarity(v, QUERY)) for i, v in enumerate(VECTORS) if keep(i)), key=lambda p: -p[1])
+    return scored[:k]
+
+
+def test_search_matches_the_procedure_and_numpy(docs):
+    search = docs.execute_query(
+        "CYPHER 25 MATCH (node:SearchDoc) SEARCH node IN (VECTOR INDEX search_docs FOR $q LIMIT $k) SCORE AS score "
+        "RETURN node.i AS i, score ORDER BY score DESC", q=QUERY.tolist(), k=5).records
+    procedure = docs.execute_query("CALL db.index.vector.queryNodes('search_docs', $k, $q) YIELD node, score "
+                                   "RETURN node.i AS i, score ORDER BY score DESC", q=QUERY.tolist(), k=5).records
+    assert [r.data() for r in search] == [r.data() for r in procedure]
+    expected = _nearest(5)
+    assert [r["i"] for r in search] == [i for i, _ in expected]
+    assert [r["score"] for r in search] == pytest.approx([s for _, s in expected], abs=1e-6)   # float32
+
+
+def test_search_where_filters_before_the_limit(docs):
+    got = docs.execute_query(
+        "MATCH (node:SearchDoc) SEARCH node IN (VECTOR INDEX search_docs FOR $q WHERE node.even LIMIT 3) "
+        "SCORE AS score RETURN node.i AS i, score ORDER BY score DESC", q=QUERY.tolist()).records
+    expected = _nearest(3, lambda i: i % 2 == 0)
+    assert [r["i"] for r in got] == [i for i, _ in expected]
+    assert [r["score"] for r in got] == pytest.approx([s for _, s in expected], abs=1e-6)
+
+
+def test_search_per_row_and_the_pattern_restricts(docs):
+    got = docs.execute_query(
+        "UNWIND [0, 1] AS n WITH n, $v[n] AS q MATCH (node:SearchDoc {even: true}) "
+        "SEARCH node IN (VECTOR INDEX search_docs FOR q LIMIT 1) RETURN n, node.i AS i ORDER BY n",
+        v=VECTORS[:2].tolist()).records
+    assert [(r["n"], r["i"]) for r in got] == [(0, 0)]               # node 1 is its own nearest, and odd
+
+
+def test_optional_match_search_is_refused(docs):
+    with pytest.raises(neo4j.exceptions.ClientError, match="OPTIONAL MATCH ... SEARCH"):
+        docs.execute_query("OPTIONAL MATCH (node:SearchDoc) SEARCH node IN (VECTOR INDEX search_docs FOR $q LIMIT 1) "
+                           "RETURN node", q=QUERY.tolist())
