@@ -59,7 +59,7 @@ def neomodel(server, tmp_path_factory):
 
 def test_neomodel_installs_its_schema_twice(neomodel, driver):
     assert "Error" not in neomodel["install_first"].replace("EquivalentSchemaRuleAlreadyExists", "")
-    assert neomodel["install_second"].count("EquivalentSchemaRuleAlreadyExists") == 5     # told, not failed
+    assert neomodel["install_second"].count("EquivalentSchemaRuleAlreadyExists") == 7     # told, not failed
     constraints = {(r["labelsOrTypes"][0], r["properties"][0]) for r in rows(
         driver, "SHOW CONSTRAINTS YIELD labelsOrTypes, properties, type WHERE type = 'UNIQUENESS' "
                 "RETURN labelsOrTypes, properties")}
@@ -72,6 +72,16 @@ def test_neomodel_saves_queries_and_raises_unique_property(neomodel, driver):
     assert neomodel["older_than_40"] == [r["n"] for r in older] == ["Alan", "Grace"]
     linked = rows(driver, "MATCH (p:OgmPerson)-[:OGM_IS_FROM]->(:OgmCountry {code: 'NO'}) RETURN p.name AS n ORDER BY n")
     assert neomodel["from_norway"] == [r["n"] for r in linked]
+
+
+def test_neomodel_refused_batch_then_upsert_keeps_both_servers_alive(neomodel, driver, server):
+    """get_or_create whose second row breaks a unique constraint, then create_or_update (issue 24):
+    refused whole, the upsert lands, and neither embedded server crashed."""
+    assert neomodel["user_batch"] == "UniqueProperty"
+    assert neomodel["users"] == [["a", "a@x"], ["d", "d@x"]]
+    assert rows(driver, "MATCH (u:OgmUser) RETURN u.uid AS uid ORDER BY uid") == [{"uid": "a"}, {"uid": "d"}]
+    logs = (server.data_dir / "falkordb" / name / "falkordb.log" for name in ("a", "b"))
+    assert sum(log.read_text(errors="replace").count("crashed by signal") for log in logs) == 0
 
 
 def test_neomodel_inspect_database_writes_the_models(neomodel):

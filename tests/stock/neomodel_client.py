@@ -28,6 +28,12 @@ class OgmPerson(StructuredNode):
     country = RelationshipTo(OgmCountry, "OGM_IS_FROM")
 
 
+class OgmUser(StructuredNode):
+    """A user store keyed twice, as applications keep them (issue 24's sequence)."""
+    uid = StringProperty(unique_index=True, required=True)
+    email = StringProperty(unique_index=True)
+
+
 def main() -> None:
     address = urlparse(sys.argv[1])
     url = f"bolt://neo4j:password@{address.hostname}:{address.port}"
@@ -47,6 +53,18 @@ def main() -> None:
         out["duplicate"] = "UniqueProperty: " + error.message
     except Exception as error:  # noqa: BLE001 - the test reports which error it was
         out["duplicate"] = f"{type(error).__name__}: {error}"
+    # get_or_create with a second row that breaks the email constraint (one UNWIND ... MERGE),
+    # then create_or_update: FalkorDB 4.16 crashed its replica on exactly this
+    OgmUser.get_or_create({"uid": "a", "email": "a@x"})
+    try:
+        OgmUser.get_or_create({"uid": "b", "email": "b@x"}, {"uid": "c", "email": "a@x"})
+        out["user_batch"] = "saved"
+    except UniqueProperty:
+        out["user_batch"] = "UniqueProperty"
+    except Exception as error:  # noqa: BLE001 - the test reports which error it was
+        out["user_batch"] = f"{type(error).__name__}: {error}"
+    OgmUser.create_or_update({"uid": "d", "email": "d@x"}, {"uid": "a", "email": "a@x"})
+    out["users"] = sorted((u.uid, u.email) for u in OgmUser.nodes.all())
     out["older_than_40"] = sorted(p.name for p in OgmPerson.nodes.filter(age__gt=40))
     out["from_norway"] = sorted(p.name for p in OgmPerson.nodes.all() if p.country.is_connected(norway))
     generated = Path(sys.argv[2]) if len(sys.argv) > 2 else None
