@@ -4,7 +4,8 @@ and the memory of each process (the proxy, both FalkorDB servers).
 
 The graph: N `Item` nodes (`id`, `name`, `group`, `weight`, and `tag` on one node in 20),
 created with `UNWIND range(...) CREATE`, then RELS_PER_NODE `LINKS` relationships per node to
-pseudo-random targets matched by the indexed `id`. Building it takes minutes; set
+pseudo-random targets matched by the indexed `id`, skewed towards small ids (the target is
+N x u^2 for u uniform) so that scores differ as in real graphs, not a regular graph of ties. Building it takes minutes; set
 BENCH_SCALE_DIR to a directory to keep it there and reuse it on the next run (the proxy's data
 directory: the servers reload it at start).
 """
@@ -23,7 +24,8 @@ from tests.harness import PASSWORD, USER, ProxyProcess
 N = int(os.environ.get("BENCH_SCALE_NODES", 1_000_000))
 RELS_PER_NODE = int(os.environ.get("BENCH_SCALE_RELS_PER_NODE", 2))
 BATCH = 100_000
-#: Multipliers of the pseudo-random targets: relationship k of node i ends at (i * P[k] + k + 1) % N.
+#: Multipliers of the pseudo-random targets: relationship k of node i ends at N x u^2, u =
+#: ((i x P[k] + k) mod 1000003) / 1000003.
 PRIMES = (7919, 104_729, 1_299_709)
 
 PAGERANK_TOP = ("CALL pagerank({node_type: 'Item'}) YIELD node, score "
@@ -44,7 +46,8 @@ def build(driver: neo4j.Driver) -> None:
     for k in range(RELS_PER_NODE):
         for start in range(0, N, BATCH):
             driver.execute_query(
-                "UNWIND range($a, $b) AS i MATCH (x:Item {id: i}), (y:Item {id: (i * $p + $k + 1) % $n}) "
+                "UNWIND range($a, $b) AS i WITH i, ((i * $p + $k) % 1000003) / 1000003.0 AS u "
+                "MATCH (x:Item {id: i}), (y:Item {id: toInteger($n * u * u)}) "
                 "CREATE (x)-[:LINKS]->(y)", a=start, b=min(N, start + BATCH) - 1, p=PRIMES[k], k=k, n=N)
 
 

@@ -113,6 +113,8 @@ class Projection:
     sources: np.ndarray
     targets: np.ndarray
     weights: np.ndarray                    # 1.0 per relationship, or its weight_property
+    #: Kernel values computed on this projection, by (algorithm, options).
+    results: dict[tuple, np.ndarray] = field(default_factory=dict, repr=False)
     _matrices: dict[tuple[str, str], sp.csr_matrix] = field(default_factory=dict, repr=False)
 
     @property
@@ -158,6 +160,7 @@ class Projection:
         """Memory held: relationship arrays, the matrices built so far and the identities."""
         held = self.sources.nbytes + self.targets.nbytes + self.weights.nbytes
         held += sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in self._matrices.values())
+        held += sum(values.nbytes for values in self.results.values())
         ids = self.ids.nbytes if self.ids.dtype != object else sum(map(len, self.ids)) + 8 * len(self.ids)
         return held + ids
 
