@@ -82,7 +82,7 @@ async def sample_nodes(read: Read, kind: str | None, nodes: int, counts: dict[st
     sample = NodeSample(counts)
     scanned = dict(counts)
     if kind == "falkordb" and nodes:
-        bound = await _id_bound(read, nodes)
+        bound = await falkordb_id_bound(read, nodes)
         draws = _draws(bound, counts)
         if draws:
             ids = np.random.default_rng().choice(bound, size=draws, replace=False).tolist()
@@ -100,8 +100,11 @@ async def sample_nodes(read: Read, kind: str | None, nodes: int, counts: dict[st
     return sample
 
 
-async def _id_bound(read: Read, nodes: int) -> int:
-    """One past the largest node id: the count, unless deleted ids left holes below it."""
+async def falkordb_id_bound(read: Read, nodes: int | None = None) -> int:
+    """One past FalkorDB's largest node id: the node count, unless deleted ids left holes below
+    it (both answers constant time: a counter and an id-range seek)."""
+    if nodes is None:
+        [[nodes]] = await read(_NODES, {})
     [[above]] = await read(_ID_ABOVE, {"from": nodes})
     return nodes if above is None else above + 1
 
