@@ -83,12 +83,13 @@ class Subgraph:
             conditions.append(f"({self.where})")
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         types = ":" + "|".join(quote_name(t) for t in self.types) if self.types else ""
-        ends = " AND ".join([*conditions, self._label_test("m")] if self.labels else conditions)
         # The end node is read through r: FalkorDB merges parallel relationships when r goes unused.
+        # It is not tested (labels, where): ends outside the node set are dropped in numpy
+        # (build_joined_projection), cheaper than FalkorDB's label test (0.4 s vs 2 s per 400k).
         weights = (f", collect(coalesce(r.{quote_name(self.weight_property)}, 1.0))"
                    if self.weight_property else "")
         return (f"MATCH (n){where} RETURN string.join(collect(toString(id(n))), ',')",
-                f"MATCH (n)-[r{types}]->(m){' WHERE ' + ends if ends else ''} "
+                f"MATCH (n)-[r{types}]->(m){where} "
                 f"RETURN string.join(collect(toString(id(n))), ','), "
                 f"string.join(collect(toString(id(endNode(r)))), ','){weights}")
 
