@@ -87,7 +87,7 @@ async def _run(spec: Spec, store: ProjectionStore, graph: GraphContext, given: d
         raise argument_error("betweenness() uses unweighted shortest paths; remove weight_property "
                              "(closeness() takes it as a length).")
     projection = await store.get(graph, subgraph, node_id, refresh=options.pop("refresh"))
-    key = (spec.name, tuple(sorted(options.items())))
+    key = (spec.name, repr(sorted(options.items())))
     values = projection.results.get(key)
     if values is None:
         if projection.n + len(projection.sources) < _INLINE_BELOW:
