@@ -85,3 +85,19 @@ async def test_text_says_what_is_estimated(graph, sampled):
     assert "Nearly all nodes have .id" in inventory
     detail = await describe_text(context, Registry(), ["Big"])
     assert "-[:LINK]-> Big (~" in detail
+
+
+async def test_other_databases_sample_by_label_scans(clean_graph, monkeypatch):
+    """kind 'neo4j': no id seeks, every type sampled by a rand() label scan and keyed by elementId
+    (read through the proxy, which answers Neo4j's elementId on the embedded database)."""
+    monkeypatch.setattr(stats, "EXACT_MAX", 0)
+    clean_graph.execute_query("UNWIND range(0, 999) AS i CREATE (:A {id: i, rare: CASE WHEN i % 20 = 0 THEN 1 END})"
+                              "-[:R]->(:B {id: i})")
+
+    async def read(query, params):
+        return [list(record) for record in clean_graph.execute_query(query, params).records]
+    result = await stats.graph_stats(read, "neo4j")
+    assert result.labels == {"A": 1000, "B": 1000} and result.relationships == 1000
+    assert 120 <= len(result.samples["A"]) <= 280
+    assert any(props.get("rare") for props in result.samples["A"])
+    assert abs(result.patterns[("A", "R", "B")] - 1000) < 250
