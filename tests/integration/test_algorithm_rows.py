@@ -57,3 +57,11 @@ def test_a_top_k_seeks_its_rows_instead_of_scanning(dots):
     every = operators(summary.profile)
     assert any("Seek" in op for op in reduced) and not any("Scan" in op for op in reduced), reduced
     assert any("Scan" in op for op in every), every
+
+
+def test_a_label_on_every_node_projects_like_cypher_counts(dots):
+    """`Dot` is on every node: the projection is read without FalkorDB's label test."""
+    degrees = dots.execute_query("CALL degree({node_type: 'Dot', direction: 'out'}) YIELD node, score "
+                                 "RETURN node.i AS i, score").records
+    expected = dots.execute_query("MATCH (n:Dot) OPTIONAL MATCH (n)-[r:TO]->() RETURN n.i AS i, count(r) AS d").records
+    assert {r["i"]: r["score"] for r in degrees} == {r["i"]: float(r["d"]) for r in expected}
