@@ -56,8 +56,11 @@ async def totals(read: Read) -> tuple[int, int]:
 
 
 async def label_counts(read: Read) -> dict[str, int]:
+    """Label -> node count, for labels on at least one node (FalkorDB keeps a label whose nodes
+    are all deleted)."""
     labels = [row[0] for row in await read(_LABELS, {})]
-    return {label: (await read(f"MATCH (n:{quote(label)}) RETURN count(n)", {}))[0][0] for label in labels}
+    counts = {label: (await read(f"MATCH (n:{quote(label)}) RETURN count(n)", {}))[0][0] for label in labels}
+    return {label: count for label, count in counts.items() if count}
 
 
 class NodeSample:

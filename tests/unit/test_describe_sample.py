@@ -27,6 +27,8 @@ async def graph(tmp_path_factory):
                    f"UNWIND range(1, a.id % 4) AS k WITH a, nodes[(a.id * 7 + k) % {BIG}] AS b "
                    "CREATE (a)-[:LINK]->(b)", {})
         await read("MATCH (s:Small {id: 3}), (m:Medium) WHERE m.id < 10 CREATE (s)-[:OWNS]->(m)", {})
+        await read("CREATE (:Gone)-[:WAS]->(:Gone)", {})
+        await read("MATCH (g:Gone) DETACH DELETE g", {})          # the label and type stay in FalkorDB
         yield read
 
 
