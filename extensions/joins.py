@@ -38,7 +38,7 @@ from proxy.errors import argument_error
 from . import bind
 from .cypher import ast as A
 from .cypher.render import name as quote_name
-from .probe import AGGREGATES, PartPlanner, _variables, _writes
+from .probe import PartPlanner, _variables, _writes, aggregates
 from .registry import Extension, GraphContext, JoinSide, NodeRef, PropertyRef
 
 
@@ -133,7 +133,7 @@ class JoinPlanner:
         projection = clauses[index + 1] if index + 1 < len(clauses) else None
         if (not isinstance(projection, A._Projection) or projection.distinct or not projection.order_by
                 or projection.limit is None or getattr(projection, "where", None) is not None
-                or projection.order_by[0].descending or _aggregates(projection, self.part.registry)
+                or projection.order_by[0].descending or aggregates(projection, self.part.registry)
                 or not all(_constant(e) for e in (projection.limit, projection.skip) if e is not None)):
             return None
         call = projection.order_by[0].expr
@@ -323,9 +323,3 @@ def _bare_label(paths: list, var: str) -> str | None:
     if node.var is None or node.var.name != var or node.properties is not None or node.where is not None:
         return None
     return node.labels.name if isinstance(node.labels, A.LabelName) else None
-
-
-def _aggregates(projection: A._Projection, registry) -> bool:
-    return any(isinstance(n, A.CountStar) or (isinstance(n, A.FunctionCall) and n.lower_name in AGGREGATES
-                                              and n.name not in registry)
-               for item in projection.items for n in item.walk())

@@ -54,6 +54,21 @@ class AlgorithmStep:
     procedure: Procedure
     lookup: bind.Lookup            # how the rewritten CALL reads the values, per node
     arguments: Any                 # MapLiteral / Parameter / None, resolved at run time
+    #: The rows the query needs (`reduce.Reduction`: top k, thresholds), None: all of them.
+    reduction: Any = None
+    #: The rewritten CALL's head as planned, a scan of every node reading `lookup`; and the
+    #: head that seeks the few bound rows instead (`$<param>_rows`: [identity, value] pairs).
+    scan: str = ""
+    seek: str = ""
+
+    def edits(self, bound: dict[str, Any]) -> list[tuple[str, str]]:
+        """(scan, seek) when `bound` holds the rows to seek."""
+        return [(self.scan, self.seek)] if seek_param(self.lookup.param) in bound else []
+
+
+def seek_param(param: str) -> str:
+    """The parameter of an algorithm CALL's rows when they are bound to be sought by identity."""
+    return f"{param}_rows"
 
 
 @dataclass

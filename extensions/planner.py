@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from functools import lru_cache
-from itertools import count
+from itertools import count, repeat
 from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from proxy.backends.base import ListResult, Result, Summary
 from proxy.errors import CypherError, argument_error, database_error, syntax_error
@@ -37,10 +39,10 @@ from .cypher import ast as A
 from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
-from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep
+from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry
+from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, ValueColumn
 from .split import SplitProbe, node_rows
 
 _CACHE_SIZE = 2048
@@ -50,6 +52,9 @@ _PLAN_INLINE_CHARS = 65_536
 #: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
 SMALL_PRODUCT = 10_000
 PRODUCT_RATIO = 100
+#: An algorithm CALL whose query needs at most 1 / SEEK_RATIO of its rows seeks them by identity
+#: rather than scanning every node for its bound value.
+SEEK_RATIO = 4
 
 
 class ExtensionPlanner:
@@ -112,8 +117,7 @@ class ExtensionPlanner:
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
                 values.update(bound)
-                if isinstance(step, ProbeStep) and (edits := bind.sparse_edits(
-                        (site.lookup for site in step.sites), bound)):
+                if edits := _edits(step, bound):
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
@@ -335,7 +339,7 @@ class ExtensionPlanner:
             else:
                 computed = procedure.evaluate(arguments, rows)
         if scalar_values(procedure):
-            return step.lookup.bind((key, (), value) for key, (value,) in computed.items())
+            return _bind_values(step, computed, params)
         return step.lookup.bind((key, (), list(row)) for key, row in computed.items())
 
 
@@ -388,6 +392,23 @@ def graph_context(runner) -> GraphContext:
             yield rows
         await result.consume()
     return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
+
+
+def _bind_values(step: AlgorithmStep, computed: Mapping[Any, tuple], params: dict[str, Any]) -> dict[str, Any]:
+    """One value per node -> the parameters of the rows the query needs (`reduce.py`): a few
+    are bound as [identity, value] pairs the rewritten CALL seeks (`AlgorithmStep.edits`), many
+    as the lookup its scan of every node reads."""
+    if isinstance(computed, ValueColumn):
+        ids, values = computed.ids, computed.values
+    else:
+        ids = np.array(list(computed), dtype=object)
+        values = np.array([value for (value,) in computed.values()])
+    keep = step.reduction.keep(values, params) if step.reduction is not None else None
+    if keep is not None:
+        ids, values = ids[keep], values[keep]
+        if len(ids) * SEEK_RATIO <= len(keep):
+            return {seek_param(step.lookup.param): [list(pair) for pair in zip(ids.tolist(), values.tolist())]}
+    return step.lookup.bind(zip(ids.tolist(), repeat(()), values.tolist()))
 
 
 def _bindable(value: Any) -> Any:
@@ -477,8 +498,18 @@ def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple) ->
     return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
 
 
+def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text, replacement) for the forms `bound` takes that the planned text does not read:
+    grid calls bound sparse, algorithm rows bound to be sought."""
+    if isinstance(step, ProbeStep):
+        return bind.sparse_edits((site.lookup for site in step.sites), bound)
+    if isinstance(step, AlgorithmStep):
+        return step.edits(bound)
+    return []
+
+
 class _Rewriting:
-    """A runner whose queries read grid calls bound sparse in their sparse form (`bind.Lookup`)."""
+    """A runner whose queries read values in the form they were bound in (`_edits`)."""
 
     def __init__(self, runner, edits: list[tuple[str, str]]):
         if isinstance(runner, _Rewriting):

@@ -16,14 +16,14 @@ from typing import Any
 
 from proxy.errors import argument_error
 
-from . import bind, late
+from . import bind, late, reduce
 from .compat import apoc_maps
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
 from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure, yielded
-from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep
+from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep, seek_param
 from .registry import ArgKind, Registry
 from .split import split_probe
 
@@ -88,6 +88,13 @@ def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Re
         names = {i.name(text): "value" for i in last.items} if isinstance(last, A.Return) else {}
         return {**scope, **names}
     return scope
+
+
+def aggregates(projection: A._Projection, registry: Registry) -> bool:
+    """Whether a WITH/RETURN aggregates (an extension named like an aggregate does not)."""
+    return any(isinstance(n, A.CountStar) or (isinstance(n, A.FunctionCall) and n.lower_name in AGGREGATES
+                                              and n.name not in registry)
+               for item in projection.items for n in item.walk())
 
 
 def _variables(node: A.Node) -> set[str]:
@@ -376,11 +383,26 @@ class PartPlanner:
                    else f"{algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
         lookup = bind.Lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
-        text = (f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} "
-                f"WHERE {row} IS NOT NULL WITH {', '.join(carried + outputs)}")
+        scan = f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} WHERE {row} IS NOT NULL"
+        # FalkorDB seeks `id(n) = x` for a variable x, not for an expression such as `pair[0]`
+        pair = ", ".join(carried + [f"{row}s[0] AS {row}i", f"{row}s[1] AS {row}"])
+        seek = (f"UNWIND ${seek_param(param)} AS {row}s WITH {pair} MATCH ({node}) WHERE {lookup.index} = {row}i "
+                f"WITH {keep}, {row}")
+        text = f"{scan} WITH {', '.join(carried + outputs)}"
         self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
         self.placeholders.update(lookup.placeholders())
-        self.steps.append(AlgorithmStep(procedure, lookup, args[0] if args else None))
+        self.steps.append(AlgorithmStep(procedure, lookup, args[0] if args else None,
+                                        self._reduction(clause_index, procedure, fields, names), scan, seek))
+
+    def _reduction(self, clause_index: int, procedure, fields: list[str], names: dict[str, str]):
+        """The rows of the CALL the query needs (`reduce.py`), when it yields one value per node."""
+        value = procedure.yields[1] if len(procedure.yields) == 2 else None
+        if value is None or value not in fields:
+            return None
+        clause = self.part.clauses[clause_index]
+        following = self.part.clauses[clause_index + 1] if clause_index + 1 < len(self.part.clauses) else None
+        aggregating = isinstance(following, A._Projection) and aggregates(following, self.registry)
+        return reduce.plan(clause, following, names.get(value, value), self.text, aggregating)
 
     def plan_virtual(self, clause_index: int, clause: A.CallProcedure) -> None:
         """The CALL becomes an UNWIND of the rows the procedure will answer (`$__vN`)."""

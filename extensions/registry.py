@@ -204,7 +204,8 @@ class Procedure:
     hands its rows to `evaluate(params, rows)`, which returns `{node identity: (other yield
     values, in `yields` order)}`, and rewrites the CALL into a scan of the nodes that got a row.
     A procedure with `run` instead gets the whole step: `await run(graph, params, node_id)`
-    returns that mapping (families that cache what they read and compute off the event loop).
+    returns that mapping (families that cache what they read and compute off the event loop),
+    for one value per node best as a `ValueColumn`.
     """
 
     name: str
@@ -217,6 +218,30 @@ class Procedure:
     signature: str = ""
     offload_above: int = 2_000
     run: Callable[[GraphContext, dict[str, Any], str], Awaitable[dict[Any, tuple]]] | None = None
+
+
+class ValueColumn(Mapping):
+    """A one-value procedure's rows as two columns, identities and values (numpy arrays), read as
+    the mapping `{identity: (value,)}` `run` returns: a million rows are never a million tuples
+    unless someone iterates them, and the planner picks the rows a query needs from the arrays."""
+
+    def __init__(self, ids, values):
+        self.ids, self.values = ids, values
+        self._index: dict | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self):
+        return iter(self.ids.tolist())
+
+    def __getitem__(self, identity):
+        if self._index is None:
+            self._index = {key: i for i, key in enumerate(self.ids.tolist())}
+        return (self.values[self._index[identity]].item(),)
+
+    def items(self):
+        return zip(self.ids.tolist(), ((value,) for value in self.values.tolist()))
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
 """The algorithm procedures: `CALL pagerank({...}) YIELD node, score` and six more, from one table.
 
 Each call resolves its parameters, gets the projection of its subgraph from the store (cached
-per graph state), and runs its kernel in a worker thread. If the query is cancelled (the client
+per graph state, shared by every algorithm on that subgraph), and runs its kernel in a worker
+thread; the values are kept with the projection, so a repeated call computes nothing. If the query is cancelled (the client
 sent RESET or went away) the kernel's cancel flag is set, so the thread stops at its next check
-instead of computing for nobody. The result is {node identity: (value,)}, which the planner binds
-into a scan of the yielded nodes.
+instead of computing for nobody. The result is a `ValueColumn` ({node identity: (value,)}); the
+planner binds the rows the query needs (`extensions/reduce.py`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from extensions.registry import GraphContext, Procedure
+from extensions.registry import GraphContext, Procedure, ValueColumn
 from proxy.errors import argument_error
 
 from . import kernels, paths
@@ -79,19 +80,22 @@ SPECS = (
 
 
 async def _run(spec: Spec, store: ProjectionStore, graph: GraphContext, given: dict[str, Any],
-               node_id: str) -> dict[Any, tuple]:
+               node_id: str) -> ValueColumn:
     params = (*SUBGRAPH, *spec.params)
     subgraph, options = resolve(spec.name, params, given)
     if spec.kernel is paths.betweenness and options["weighted"]:
         raise argument_error("betweenness() uses unweighted shortest paths; remove weight_property "
                              "(closeness() takes it as a length).")
     projection = await store.get(graph, subgraph, node_id, refresh=options.pop("refresh"))
-    if projection.n + len(projection.sources) < _INLINE_BELOW:
-        values = spec.kernel(projection, options)
-    else:
-        values = await _in_thread(spec.kernel, projection, options)
-    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    return dict(zip(projection.ids.tolist(), ((v,) for v in values)))
+    key = (spec.name, repr(sorted(options.items())))
+    values = projection.results.get(key)
+    if values is None:
+        if projection.n + len(projection.sources) < _INLINE_BELOW:
+            values = spec.kernel(projection, options)
+        else:
+            values = await _in_thread(spec.kernel, projection, options)
+        projection.results[key] = values = np.asarray(values)
+    return ValueColumn(projection.ids, values)
 
 
 async def _in_thread(kernel: Callable, projection, options: dict[str, Any]):

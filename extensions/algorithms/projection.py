@@ -10,7 +10,9 @@ On FalkorDB the read is two aggregating queries instead, each answering one row 
 comma-joined ids (`string.join`): the node ids, and the relationships' start and end ids. A
 few MB of text that numpy parses in milliseconds replace a quarter of a million list cells
 decoded one by one, and a relationship scan is several times cheaper for FalkorDB than a
-per-node OPTIONAL MATCH with collect().
+per-node OPTIONAL MATCH with collect(). The two queries run per window of ID_WINDOW node ids
+(`id(n)` ranges are seeks), each window's text parsed into arrays before the next is read: a
+million-node graph is never one 20 MB string in the database, the reply and the proxy at once.
 
 `ProjectionStore` caches projections per (database, subgraph, node identity form) for one graph
 state (`GraphContext.state`): a write through the proxy changes the state and so drops them; on
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import chain
 from typing import Any
 
@@ -32,11 +34,14 @@ import scipy.sparse as sp
 from extensions.cypher import ast as A
 from extensions.cypher.parser import parse_expression
 from extensions.cypher.render import name as quote_name
+from extensions.describe.sample import falkordb_id_bound
 from extensions.registry import GraphContext
 from proxy.errors import CypherError, argument_error
 
 #: Rows per batch read from the backend (the event loop gets a turn between batches).
 READ_BATCH = 10_000
+#: Node ids per window of the FalkorDB read (~1.4 MB of joined text per 100k relationships).
+ID_WINDOW = 200_000
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
@@ -70,19 +75,21 @@ class Subgraph:
 
     def joined_queries(self) -> tuple[str, str]:
         """FalkorDB: the node ids, and the relationships' start ids, end ids (and weights), each
-        as one comma-joined string (weights as a list: FalkorDB's toString keeps 6 decimals)."""
+        as one comma-joined string (weights as a list: FalkorDB's toString keeps 6 decimals), of
+        the nodes (the start nodes) with ids in [$lo, $hi)."""
         check_predicate(self.where)
-        conditions = [self._label_test("n")] if self.labels else []
+        conditions = ["id(n) >= $lo AND id(n) < $hi"] + ([self._label_test("n")] if self.labels else [])
         if self.where:
             conditions.append(f"({self.where})")
         where = f" WHERE {' AND '.join(conditions)}" if conditions else ""
         types = ":" + "|".join(quote_name(t) for t in self.types) if self.types else ""
-        ends = " AND ".join([*conditions, self._label_test("m")] if self.labels else conditions)
         # The end node is read through r: FalkorDB merges parallel relationships when r goes unused.
+        # It is not tested (labels, where): ends outside the node set are dropped in numpy
+        # (build_joined_projection), cheaper than FalkorDB's label test (0.4 s vs 2 s per 400k).
         weights = (f", collect(coalesce(r.{quote_name(self.weight_property)}, 1.0))"
                    if self.weight_property else "")
         return (f"MATCH (n){where} RETURN string.join(collect(toString(id(n))), ',')",
-                f"MATCH (n)-[r{types}]->(m){' WHERE ' + ends if ends else ''} "
+                f"MATCH (n)-[r{types}]->(m){where} "
                 f"RETURN string.join(collect(toString(id(n))), ','), "
                 f"string.join(collect(toString(id(endNode(r)))), ','){weights}")
 
@@ -113,6 +120,8 @@ class Projection:
     sources: np.ndarray
     targets: np.ndarray
     weights: np.ndarray                    # 1.0 per relationship, or its weight_property
+    #: Kernel values computed on this projection, by (algorithm, options).
+    results: dict[tuple, np.ndarray] = field(default_factory=dict, repr=False)
     _matrices: dict[tuple[str, str], sp.csr_matrix] = field(default_factory=dict, repr=False)
 
     @property
@@ -158,6 +167,7 @@ class Projection:
         """Memory held: relationship arrays, the matrices built so far and the identities."""
         held = self.sources.nbytes + self.targets.nbytes + self.weights.nbytes
         held += sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in self._matrices.values())
+        held += sum(values.nbytes for values in self.results.values())
         ids = self.ids.nbytes if self.ids.dtype != object else sum(map(len, self.ids)) + 8 * len(self.ids)
         return held + ids
 
@@ -181,25 +191,30 @@ def build_projection(rows: list[list[Any]]) -> Projection:
     return Projection(ids_array, sources[keep], targets[keep].astype(np.int64), weights[keep])
 
 
-def build_joined_projection(nodes: str, sources: str, targets: str, weights: list | None) -> Projection:
-    """`Subgraph.joined_queries` answers -> a Projection (FalkorDB ids: small non-negative integers)."""
-    ids = _id_array(nodes)
+def build_joined_projection(ids: np.ndarray, source_ids: np.ndarray, target_ids: np.ndarray,
+                            weights: np.ndarray | None) -> Projection:
+    """`Subgraph.joined_queries` answers, parsed (`id_array`, `weight_array`) -> a Projection
+    (FalkorDB ids: small non-negative integers)."""
     position = np.full(int(ids.max(initial=-1)) + 2, -1, dtype=np.int64)    # the last slot: unknown ids
     position[ids] = np.arange(len(ids))
-    source_ids, target_ids = _id_array(sources), _id_array(targets)
     limit = len(position) - 1
     source_at = position[np.where(source_ids < limit, source_ids, limit)]
     target_at = position[np.where(target_ids < limit, target_ids, limit)]
-    try:
-        values = np.ones(len(source_ids)) if weights is None else np.array(weights, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise argument_error("weight_property holds values that are not numbers") from None
+    values = np.ones(len(source_ids)) if weights is None else weights
     keep = (source_at >= 0) & (target_at >= 0)
     return Projection(ids, source_at[keep], target_at[keep], values[keep])
 
 
-def _id_array(joined: str) -> np.ndarray:
+def id_array(joined: str) -> np.ndarray:
+    """Comma-joined ids -> int64 array."""
     return np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.empty(0, dtype=np.int64)
+
+
+def weight_array(weights: list) -> np.ndarray:
+    try:
+        return np.array(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise argument_error("weight_property holds values that are not numbers") from None
 
 
 class ProjectionStore:
@@ -248,8 +263,28 @@ async def _read_rows(graph: GraphContext, subgraph: Subgraph, node_id: str) -> P
 
 
 async def _read_joined(graph: GraphContext, subgraph: Subgraph) -> Projection:
+    if await _label_holds_every_node(graph, subgraph):
+        subgraph = replace(subgraph, labels=())            # FalkorDB's label test costs ~30%
     nodes_query, relationships_query = subgraph.joined_queries()
-    [[nodes]] = await graph.read(nodes_query, {})
-    [[sources, targets, *weights]] = await graph.read(relationships_query, {})
-    return await asyncio.to_thread(build_joined_projection, nodes, sources, targets,
-                                   weights[0] if weights else None)
+    parts: dict[str, list[np.ndarray]] = {"nodes": [], "sources": [], "targets": [], "weights": []}
+    for low in range(0, await falkordb_id_bound(graph.read), ID_WINDOW):
+        window = {"lo": low, "hi": low + ID_WINDOW}
+        [[nodes]] = await graph.read(nodes_query, window)
+        [[sources, targets, *weights]] = await graph.read(relationships_query, window)
+        parts["nodes"].append(id_array(nodes))
+        parts["sources"].append(id_array(sources))
+        parts["targets"].append(id_array(targets))
+        if weights:
+            parts["weights"].append(weight_array(weights[0]))
+    arrays = {key: np.concatenate(chunks) if chunks else np.empty(0, dtype=np.int64) for key, chunks in parts.items()}
+    return await asyncio.to_thread(build_joined_projection, arrays["nodes"], arrays["sources"], arrays["targets"],
+                                   arrays["weights"] if subgraph.weight_property else None)
+
+
+async def _label_holds_every_node(graph: GraphContext, subgraph: Subgraph) -> bool:
+    """Whether the subgraph's one label is on every node (two counters: constant time)."""
+    if len(subgraph.labels) != 1:
+        return False
+    [[labelled]] = await graph.read(f"MATCH (n:{quote_name(subgraph.labels[0])}) RETURN count(n)", {})
+    [[every]] = await graph.read("MATCH (n) RETURN count(n)", {})
+    return labelled == every

@@ -48,7 +48,7 @@ async def describe_text(graph: GraphContext, registry: Registry, types: list[str
     """
     cache = _caches.setdefault(registry, StateCache())
     key = (graph.database, user)
-    stats: GraphStats = await cache.get(("stats", *key), graph.state, lambda: graph_stats(graph.read))
+    stats: GraphStats = await cache.get(("stats", *key), graph.state, lambda: graph_stats(graph.read, graph.kind))
     describers = registry.describers()
     if types:
         _check_types(types, stats)
@@ -87,7 +87,8 @@ def _sampled_properties(stats: GraphStats, label: str) -> list[str]:
 
 async def _detail(graph: GraphContext, stats: GraphStats, detail: TypeStats, describers: list[Describer]) -> str:
     return render.type_detail(detail, stats.patterns, _flags(detail.label, stats, describers),
-                              await _family_lines(graph, stats, detail.label, describers), stats.conventions)
+                              await _family_lines(graph, stats, detail.label, describers), stats.conventions,
+                              estimated=stats.sampled)
 
 
 def _flags(label: str, stats: GraphStats, describers: list[Describer]) -> list[str]:

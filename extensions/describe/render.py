@@ -103,7 +103,7 @@ def inventory(stats: GraphStats, types: dict[str, TypeLines], legend: dict[str, 
     """The whole-graph description: header, types, connections, extensions, within the budget."""
     head = [f"Graph: {stats.nodes:,} nodes, {stats.relationships:,} relationships"]
     if stats.conventions:
-        every = all(share == 1.0 for share in stats.conventions.values())
+        every = not stats.sampled and all(share == 1.0 for share in stats.conventions.values())
         head.append(f"{'All' if every else 'Nearly all'} nodes have "
                     + ", ".join(f".{key}" for key in stats.conventions))
     used = sorted({flag for lines in types.values() for flag in lines.flags})
@@ -292,15 +292,16 @@ def _split(signature: str) -> tuple[str, str, str]:
 # ---------------------------------------------------------------- one type
 
 def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], flags: list[str],
-                family_lines: list[str], conventions: Iterable[str]) -> str:
-    """One type: the families' lines, properties, connections, a sample node, within the budget."""
+                family_lines: list[str], conventions: Iterable[str], estimated: bool = False) -> str:
+    """One type: the families' lines, properties, connections, a sample node, within the budget
+    (`estimated`: the connection counts are estimates, shown as `~1,200`)."""
     head = [f"{stats.label} ({stats.count:,} nodes{'; ' + ', '.join(flags) if flags else ''}):",
             *(f"  {line}" for line in family_lines)]
     left = Budget(DETAIL_TOKENS)
     for line in head:
         left.take(line)
     links = left.split(1 / 2)
-    connection_lines = _type_connections(stats.label, patterns, links)
+    connection_lines = _type_connections(stats.label, patterns, links, estimated)
     left.refund(links)
     skip = set(conventions)
     property_lines = _properties([p for p in stats.properties if p.name not in skip], stats, left)
@@ -308,20 +309,28 @@ def type_detail(stats: TypeStats, patterns: dict[tuple[str, str, str], int], fla
     return "\n".join(head + property_lines + connection_lines + sample)
 
 
-def _type_connections(label: str, patterns: dict[tuple[str, str, str], int], left: Budget) -> list[str]:
+def _type_connections(label: str, patterns: dict[tuple[str, str, str], int], left: Budget,
+                      estimated: bool) -> list[str]:
     """`-[:T]-> A (n), B (m)` per outgoing type, `<-[:T]- A (n)` per incoming, most frequent first."""
     arrows: dict[str, list[str]] = {}
     for (start, rel_type, end), count in patterns.items():      # patterns are by frequency
         if start == label:
-            arrows.setdefault(f"-[:{rel_type}]->", []).append(f"{end} ({count:,})")
+            arrows.setdefault(f"-[:{rel_type}]->", []).append(f"{end} ({_count(count, estimated)})")
     for (start, rel_type, end), count in patterns.items():
         if end == label:
-            arrows.setdefault(f"<-[:{rel_type}]-", []).append(f"{start} ({count:,})")
+            arrows.setdefault(f"<-[:{rel_type}]-", []).append(f"{start} ({_count(count, estimated)})")
     if not arrows:
         return []
     left.take("  Connections:")
     lines = [f"    {arrow} {', '.join(others)}" for arrow, others in arrows.items()]
     return ["  Connections:", *_lines_that_fit(lines, left, "    ")]
+
+
+def _count(count: int, estimated: bool) -> str:
+    """`1,234`, or an estimate to two significant digits, `~1,200`."""
+    if not estimated:
+        return f"{count:,}"
+    return f"~{round(count, 2 - len(str(count))):,}" if count >= 100 else f"~{count}"
 
 
 def _properties(props: list[PropertyStats], stats: TypeStats, left: Budget) -> list[str]:

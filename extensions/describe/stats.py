@@ -1,11 +1,14 @@
-"""What describe() knows of a graph, gathered with a few whole-graph queries.
+"""What describe() knows of a graph: exact on a small graph, from counters and samples on a big one.
 
 Two levels, both read with Cypher that FalkorDB and Neo4j accept alike:
 
 - `GraphStats` (every describe()): node counts by label, relationship counts by
-  (start label, type, end label), the properties every node has, and a small sample of each
-  label's property maps (for property kinds and the families' flags). Four queries, each one
-  pass over the nodes or the relationships: no per-node or per-label round trips.
+  (start label, type, end label), the properties every node has, and a sample of each
+  label's property maps (for property kinds and the families' flags). Up to EXACT_MAX nodes and
+  relationships, four queries, each one pass over the nodes or the relationships: no per-node or
+  per-label round trips. Beyond that, counts come from the database's counters and the rest from
+  a uniform random sample of each label (`sample.py`: its size and what it guarantees), so the
+  first describe() of a million-node graph costs about what it costs on a thousand.
 - `TypeStats` (a type's detail): that label's property keys, presence, distinct counts, a few
   values of low-cardinality properties and ranges of numbers and ISO dates. Four queries over
   at most `SCAN_LIMIT` nodes of the label (keys, a sample, min/max, distinct values), so one
@@ -25,10 +28,14 @@ from neo4j.time import Date, DateTime, Time
 
 from extensions.cypher.render import name as quote
 
+from . import sample as sampling
+
 Read = Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
 
 #: Property maps sampled per label for the inventory (kinds, conventions, families' flags).
 SAMPLE_SIZE = 20
+#: Graphs with up to this many nodes + relationships are read whole; larger ones are sampled.
+EXACT_MAX = 100_000
 #: Nodes of one label read for its detail statistics.
 SCAN_LIMIT = 10_000
 #: Up to this many distinct values are listed (more: only the count).
@@ -58,6 +65,8 @@ class GraphStats:
     conventions: dict[str, float]
     #: label -> sampled property maps.
     samples: dict[str, list[dict[str, Any]]]
+    #: Whether relationship counts and property shares are estimates from samples (`sample.py`).
+    sampled: bool = False
 
 
 @dataclass
@@ -83,8 +92,11 @@ class TypeStats:
 
 # ---------------------------------------------------------------- the inventory
 
-async def graph_stats(read: Read) -> GraphStats:
-    """The inventory statistics of the whole graph."""
+async def graph_stats(read: Read, kind: str | None = None) -> GraphStats:
+    """The inventory statistics of the whole graph (`kind`: the backend kind, see `sample.py`)."""
+    nodes, relationships = await sampling.totals(read)
+    if nodes + relationships > EXACT_MAX:
+        return await _sampled_stats(read, kind, nodes, relationships)
     label_sets = await read(_LABEL_COUNTS, {})
     labels: Counter[str] = Counter()
     for names, count in label_sets:
@@ -107,6 +119,24 @@ async def graph_stats(read: Read) -> GraphStats:
         labels=dict(sorted(labels.items(), key=lambda item: (-item[1], item[0]))),
         patterns=dict(sorted(patterns.items(), key=lambda item: (-item[1], item[0]))),
         conventions=await _conventions(read, samples, labels, nodes), samples=dict(samples))
+
+
+async def _sampled_stats(read: Read, kind: str | None, nodes: int, relationships: int) -> GraphStats:
+    counts = await sampling.label_counts(read)
+    sample = await sampling.sample_nodes(read, kind, nodes, counts)
+    patterns = await sampling.sample_patterns(read, kind, sample)
+    samples = sample.maps()
+    estimate: Counter[str] = Counter()
+    for label, maps in samples.items():
+        for key, seen in Counter(key for props in maps for key in props).items():
+            estimate[key] += counts[label] * seen / len(maps)
+    conventions = {key: min(1.0, share / nodes) for key, share in estimate.items()
+                   if share >= CONVENTION_SHARE * nodes}
+    return GraphStats(
+        nodes=nodes, relationships=relationships,
+        labels=dict(sorted(counts.items(), key=lambda item: (-item[1], item[0]))),
+        patterns=dict(sorted(patterns.items(), key=lambda item: (-item[1], item[0]))),
+        conventions=conventions, samples=samples, sampled=True)
 
 
 async def _conventions(read: Read, samples: dict[str, list[dict]], labels: Counter[str],

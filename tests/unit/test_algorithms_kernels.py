@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from extensions.algorithms import kernels, paths
 from extensions.algorithms.parameters import SUBGRAPH, resolve
 from extensions.algorithms.procedures import SPECS
-from extensions.algorithms.projection import (Projection, Subgraph, build_joined_projection,
+from extensions.algorithms.projection import (Projection, Subgraph, build_joined_projection, id_array, weight_array,
                                               build_projection)
 from proxy.errors import CypherError
 
@@ -134,10 +134,10 @@ def test_joined_read_builds_the_same_projection_as_the_row_read(node_ids, relati
     if not weighted:
         rows = [row[:2] for row in rows]
     by_rows = build_projection(rows)
-    joined = build_joined_projection(",".join(map(str, node_ids)),
-                                     ",".join(str(a) for a, _, _ in relationships),
-                                     ",".join(str(b) for _, b, _ in relationships),
-                                     [w for _, _, w in relationships] if weighted else None)
+    joined = build_joined_projection(id_array(",".join(map(str, node_ids))),
+                                     id_array(",".join(str(a) for a, _, _ in relationships)),
+                                     id_array(",".join(str(b) for _, b, _ in relationships)),
+                                     weight_array([w for _, _, w in relationships]) if weighted else None)
     assert joined.ids.tolist() == by_rows.ids.tolist()
     for direction in ("out", "in", "both"):
         assert np.allclose(joined.matrix(direction).toarray(), by_rows.matrix(direction).toarray())

@@ -1,0 +1,127 @@
+"""A million nodes through the driver, as a new user meets them (issue 31): describe() cold and
+warm, pagerank's top ten cold and warm, each against a plain-Cypher baseline of the same run,
+and the memory of each process (the proxy, both FalkorDB servers).
+
+The graph: N `Item` nodes (`id`, `name`, `group`, `weight`, and `tag` on one node in 20),
+created with `UNWIND range(...) CREATE`, then RELS_PER_NODE `LINKS` relationships per node to
+pseudo-random targets matched by the indexed `id`, skewed towards small ids (the target is
+N x u^2 for u uniform) so that scores differ as in real graphs, not a regular graph of ties. Building it takes minutes; set
+BENCH_SCALE_DIR to a directory to keep it there and reuse it on the next run (the proxy's data
+directory: the servers reload it at start).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import neo4j
+
+from tests.harness import PASSWORD, USER, ProxyProcess
+
+N = int(os.environ.get("BENCH_SCALE_NODES", 1_000_000))
+RELS_PER_NODE = int(os.environ.get("BENCH_SCALE_RELS_PER_NODE", 2))
+BATCH = 100_000
+#: Relationships per write (a bigger one can pass the 30 s write timeout on a loaded machine).
+RELATIONSHIP_BATCH = 25_000
+#: Multipliers of the pseudo-random targets: relationship k of node i ends at N x u^2, u =
+#: ((i x P[k] + k) mod 1000003) / 1000003.
+PRIMES = (7919, 104_729, 1_299_709)
+
+PAGERANK_TOP = ("CALL pagerank({node_type: 'Item'}) YIELD node, score "
+                "RETURN node.id AS id, score ORDER BY score DESC LIMIT 10")
+SCAN_TOP = "MATCH (n:Item) RETURN n.id AS id, n.weight AS weight ORDER BY weight DESC LIMIT 10"
+COUNT = "MATCH (n:Item) RETURN count(n)"
+
+
+def build(driver: neo4j.Driver) -> None:
+    """The graph above, in batches of BATCH nodes (each a query of its own)."""
+    for start in range(0, N, BATCH):
+        driver.execute_query(
+            "UNWIND range($a, $b) AS i CREATE (:Item {id: i, name: 'item ' + toString(i), group: i % 50, "
+            "weight: (i * 2654435761 % 1000003) / 1000003.0, tag: CASE WHEN i % 20 = 0 THEN 'rare' END})",
+            a=start, b=min(N, start + BATCH) - 1)
+    driver.execute_query("CREATE INDEX FOR (n:Item) ON (n.id)")
+    driver.execute_query("CALL db.awaitIndexes()")
+    for k in range(RELS_PER_NODE):
+        for start in range(0, N, RELATIONSHIP_BATCH):
+            driver.execute_query(
+                "UNWIND range($a, $b) AS i WITH i, ((i * $p + $k) % 1000003) / 1000003.0 AS u "
+                "MATCH (x:Item {id: i}), (y:Item {id: toInteger($n * u * u)}) "
+                "CREATE (x)-[:LINKS]->(y)", a=start, b=min(N, start + RELATIONSHIP_BATCH) - 1, p=PRIMES[k], k=k, n=N)
+
+
+def _built(driver: neo4j.Driver) -> bool:
+    records, _, _ = driver.execute_query(COUNT)
+    return records[0][0] == N
+
+
+def _timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def _rss(pid: int) -> int:
+    """Resident memory of a process in bytes (0 when it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(p) for p in (task / "children").read_text().split()]
+    return found
+
+
+def memory(proxy: ProxyProcess) -> str:
+    servers = [f"{_rss(child) / 2**30:.2f}" for child in _children(proxy.pid)]
+    return f"proxy {_rss(proxy.pid) / 2**30:.2f} GiB; FalkorDB servers {' + '.join(servers)} GiB"
+
+
+PAGERANK_AGAIN = PAGERANK_TOP.replace("{node_type: 'Item'}", "{node_type: 'Item', damping_factor: 0.9}")
+#: (row, query, times run: 1 = its first run only, else the fastest of that many, baseline query).
+ROWS = (
+    ("CALL describe() cold", "CALL describe()", 1, SCAN_TOP),
+    ("CALL describe() warm", "CALL describe()", 5, COUNT),
+    ("CALL describe({types: ['Item']}) cold", "CALL describe({types: ['Item']})", 1, SCAN_TOP),
+    ("pagerank top 10 cold", PAGERANK_TOP, 1, SCAN_TOP),
+    ("pagerank top 10 warm (projection cached)", PAGERANK_TOP, 3, SCAN_TOP),
+    ("the same, new parameters (kernel runs again)", PAGERANK_AGAIN, 1, SCAN_TOP),
+)
+_BASELINE_NAMES = {SCAN_TOP: "scan top 10 by property", COUNT: "count(n)"}
+
+
+def measure(proxy: ProxyProcess) -> None:
+    """Each row against its baseline measured right before it (the machine's load changes)."""
+    with neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD)) as driver:
+        if not _built(driver):
+            print(f"building {N:,} nodes, {N * RELS_PER_NODE:,} relationships ...", flush=True)
+            print(f"(built in {_timed(lambda: build(driver)):.0f} s)", flush=True)
+        print(f"graph: {N:,} Item nodes, {N * RELS_PER_NODE:,} LINKS; {memory(proxy)} at start", flush=True)
+        for name, query, times, baseline_query in ROWS:
+            baseline = min(_timed(lambda: driver.execute_query(baseline_query)) for _ in range(2))
+            seconds = min(_timed(lambda: driver.execute_query(query)) for _ in range(times))
+            print(f"{name:<46} {seconds:8.3f} s   {_BASELINE_NAMES[baseline_query]:<24} {baseline:7.3f} s   "
+                  f"ratio {seconds / baseline:6.2f}x", flush=True)
+        print(f"memory after: {memory(proxy)}", flush=True)
+
+
+def main() -> None:
+    kept = os.environ.get("BENCH_SCALE_DIR")
+    with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
+        data_dir = Path(kept) if kept else Path(tmp)
+        with ProxyProcess(data_dir=data_dir) as proxy:
+            measure(proxy)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Algorithm rows a query needs (extensions/reduce.py): which queries are reduced, and that the
+rows kept give the database the same answer as every row, whatever order it puts ties in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from extensions import reduce
+from extensions.cypher import ast as A
+from extensions.planner import ExtensionPlanner
+from tests.unit.test_planner_support import registry
+
+CALL = "CALL test_degree({label: 'X'}) YIELD node, score "
+
+
+def reduction(query: str) -> reduce.Reduction | None:
+    [step] = ExtensionPlanner(registry(), backend_kind="falkordb").plan(query).steps
+    return step.reduction
+
+
+@pytest.mark.parametrize("tail, top, bounds", [
+    ("RETURN node, score ORDER BY score DESC LIMIT 10", (True, None, 10), 0),
+    ("RETURN node.id AS id, score AS s ORDER BY s LIMIT $k", (False, None, "k"), 0),
+    ("WITH node, score ORDER BY score DESC, node.id SKIP 5 LIMIT 3 RETURN node", (True, 5, 3), 0),
+    ("WHERE score > 0.5 AND $min <= score RETURN node ORDER BY score DESC LIMIT 1", (True, None, 1), 2),
+    ("WHERE score >= 2 RETURN node", None, 1),
+    ("WHERE score >= 2 AND node.x = 1 RETURN node ORDER BY score DESC LIMIT 1", None, 1),   # unknown filter
+    ("RETURN node ORDER BY node.id, score DESC LIMIT 10", None, None),       # another key first
+    ("RETURN DISTINCT score ORDER BY score DESC LIMIT 10", None, None),
+    ("RETURN count(node) AS score ORDER BY score DESC LIMIT 10", None, None),
+    ("RETURN node.id AS score ORDER BY score DESC LIMIT 10", None, None),    # a column named score
+    ("MATCH (node)-->(m) RETURN m ORDER BY score DESC LIMIT 10", None, None),
+    ("RETURN node ORDER BY score DESC LIMIT 2 + 1", None, None),
+    ("RETURN node, score", None, None),
+])
+def test_which_queries_are_reduced(tail, top, bounds):
+    found = reduction(CALL + tail)
+    if top is None and bounds is None:
+        assert found is None
+        return
+    assert len(found.bounds) == bounds
+    if top is None:
+        assert found.top is None
+        return
+    descending, skip, limit = top
+    assert found.top.descending == descending
+    assert (found.top.skip.value if found.top.skip else None) == skip
+    limit_expr = found.top.limit
+    assert (limit_expr.name if isinstance(limit_expr, A.Parameter) else limit_expr.value) == limit
+
+
+def database(values: np.ndarray, ties: np.ndarray, rows: np.ndarray, threshold, descending: bool,
+             skip: int, limit: int) -> list[int]:
+    """What `WHERE score > threshold ... ORDER BY score [DESC] SKIP skip LIMIT limit` returns of
+    `rows`, ties broken by the database's own order (`ties`)."""
+    rows = [r for r in rows if threshold is None or values[r] > threshold]
+    rows.sort(key=lambda r: (-values[r] if descending else values[r], ties[r]))
+    return rows[skip:skip + limit]
+
+
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0, 3.5]), min_size=0, max_size=60),
+       st.integers(0, 70), st.integers(0, 5), st.booleans(), st.sampled_from([None, 0.25, 1.0]),
+       st.randoms(use_true_random=False))
+def test_kept_rows_give_the_same_answer_as_all(values, limit, skip, descending, threshold, rng):
+    tail = (f"{'WHERE score > $t ' if threshold is not None else ''}RETURN node, score "
+            f"ORDER BY score {'DESC' if descending else ''} SKIP $s LIMIT $l")
+    found = reduction(CALL + tail)
+    array = np.array(values, dtype=float)
+    params = {"t": threshold, "s": skip, "l": limit}
+    keep = found.keep(array, params)
+    kept = np.arange(len(array)) if keep is None else np.flatnonzero(keep)
+    ties = np.array([rng.random() for _ in values])
+    everything = database(array, ties, np.arange(len(array)), threshold, descending, skip, limit)
+    assert database(array, ties, kept, threshold, descending, skip, limit) == everything
+    # nothing kept that no tie order could return
+    if keep is not None and everything:
+        cut = array[everything[-1]]
+        assert all((array[kept] >= cut) if descending else (array[kept] <= cut))
+
+
+def test_nan_limits_of_other_types_and_missing_parameters_keep_everything():
+    found = reduction(CALL + "RETURN node ORDER BY score DESC LIMIT $l")
+    values = np.array([1.0, 2.0, 3.0])
+    assert found.keep(values, {"l": 1}).tolist() == [False, False, True]
+    assert found.keep(np.array([1.0, np.nan, 3.0]), {"l": 1}) is None
+    assert found.keep(values, {"l": -1}) is None
+    assert found.keep(values, {"l": 1.5}) is None
+    assert found.keep(values, {"l": True}) is None
+    assert found.keep(values, {}) is None
+    assert found.keep(values, {"l": 0}).tolist() == [False, False, False]
