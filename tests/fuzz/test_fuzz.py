@@ -29,7 +29,7 @@ from tests.harness import PASSWORD, USER
 
 CYPHER_EXAMPLES = 20_000 if LONG else 1_200
 BOLT_EXAMPLES = 5_000 if LONG else 300
-CONSTRAINT_EXAMPLES = 1_000 if LONG else 40
+CONSTRAINT_EXAMPLES = 1_000 if LONG else 25
 #: What the proxy answers while the embedded database is lost or restarting.
 DATABASE_LOST = "Neo.TransientError.General.DatabaseUnavailable"
 #: CI's sample is the same every run, so a red CI reproduces; the long form draws new inputs each time.
