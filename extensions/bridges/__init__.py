@@ -11,7 +11,10 @@ refuses the query with an error that says what cannot be run faithfully and what
   null row) (`writes.py`);
 - zoned `datetime()` literals and parameters are refused rather than stored with the zone
   dropped (`temporal.py`);
-- EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
+- EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`);
+- operators FalkorDB groups differently (`2^3^2`, `[1]+2 IN [3]+4`) get explicit parentheses
+  (`precedence.py`);
+- `sum()` of integers stays an exact integer (`aggregates.py`).
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import notifications, regex, temporal, writes
+from . import aggregates, notifications, precedence, regex, temporal, writes
 from .rule import Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES)
+RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
+                           *aggregates.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
@@ -71,4 +75,5 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
 def triggers() -> tuple:
     """(substring, regex) pairs in the shape `dialect.triggers` returns."""
     pairs = [(rule.words, rule.regex) for rule in RULES] + list(notifications.TRIGGERS)
-    return tuple((word, re.compile(regex)) for words, regex in pairs for word in words)
+    unique = dict.fromkeys((word, regex) for words, regex in pairs for word in words)
+    return tuple((word, re.compile(regex)) for word, regex in unique)

@@ -1,0 +1,56 @@
+"""Neo4j's values on the embedded FalkorDB, through the driver: operator precedence, integer
+`sum()`, temporal comparison and ordering across centuries, and temporal values FalkorDB cannot
+hold (a fraction of a second) refused rather than truncated (extensions/bridges)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import neo4j
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from neo4j.exceptions import ClientError
+
+FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def value(driver, query, **params):
+    records, _, _ = driver.execute_query(query, params)
+    return records[0][0]
+
+
+# -- operator precedence ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("query, expected", [
+    ("RETURN 2^3^2", 64.0),                                   # left-associative
+    ("RETURN 4 ^ (3 * 2) ^ 3", 68719476736.0),
+    ("RETURN [1]+2 IN [3]+4", False),                         # ([1]+2) IN ([3]+4)
+    ("RETURN [1]+[2] IN [[1, 2]]", True),
+    ("RETURN 1 + 1 IN [2]", True),
+    ("RETURN 1 + 2 IS NULL", False),
+    ("RETURN 'ab' + 'c' STARTS WITH 'abc'", True),
+    ("RETURN [1] + (2 IN [3]) + 4", [1, False, 4]),           # written parentheses still count
+])
+def test_precedence_is_neo4js(driver, query, expected):
+    assert value(driver, query) == expected
+
+
+# -- sum() -----------------------------------------------------------------------------------
+
+@FEW
+@given(st.lists(st.one_of(st.none(), st.integers(-2**62, 2**62)), max_size=12))
+def test_sum_of_integers_is_the_exact_integer(driver, numbers):
+    total = value(driver, "UNWIND $xs AS x RETURN sum(x)", xs=numbers)
+    exact = sum(x for x in numbers if x is not None)
+    if -2**63 <= exact < 2**63:                  # beyond, Neo4j fails and FalkorDB wraps
+        assert type(total) is int and total == exact
+
+
+def test_sum_with_a_float_is_a_float_and_distinct_sums_distinct_values(driver):
+    assert value(driver, "UNWIND [1, 2.5, null] AS x RETURN sum(x)") == 3.5
+    records, _, _ = driver.execute_query(
+        "UNWIND [1, 1, 2, 3] AS x RETURN x % 2 AS odd, sum(DISTINCT x) AS d, sum(x) AS s ORDER BY odd")
+    assert [tuple(r) for r in records] == [(0, 2, 2), (1, 4, 5)]
+    assert type(records[0]["s"]) is int
+    assert value(driver, "UNWIND [] AS x RETURN sum(x)") == 0
