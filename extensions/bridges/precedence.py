@@ -1,7 +1,7 @@
 """Operator precedence where FalkorDB's grammar differs from Neo4j's: explicit parentheses.
 
 Neo4j (openCypher) binds, loosest first: OR, XOR, AND, NOT, comparisons, the string and list
-predicates (`IN`, `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `=~`, `IS [NOT] NULL`), `+ -`,
+predicates (`IN`, `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IS [NOT] NULL`), `+ -`,
 `* / %`, `^` (left-associative), unary `+ -`. FalkorDB 4.16 (and 4.22) binds the predicates
 tighter than arithmetic and `^` to the right, so it reads `[1]+2 IN [3]+4` as
 `[1] + (2 IN [3]) + 4`, `1 + 2 IS NULL` as `1 + (2 IS NULL)` and `2^3^2` as `2^(3^2)` (512, not
@@ -16,8 +16,9 @@ from __future__ import annotations
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule
 
-#: Predicates FalkorDB binds tighter than Neo4j does.
-PREDICATES = frozenset({"IN", "STARTS WITH", "ENDS WITH", "CONTAINS", "=~"})
+#: Predicates FalkorDB binds tighter than Neo4j does (`=~` is rewritten whole by `regex.py`
+#: into a bracketed expression).
+PREDICATES = frozenset({"IN", "STARTS WITH", "ENDS WITH", "CONTAINS"})
 #: Operators a predicate may not be an operand of without parentheses on FalkorDB.
 ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "^", "||"})
 _OPERATORS = (A.BinaryOp, A.UnaryOp, A.ComparisonChain, A.IsNull, A.IsType)
@@ -44,6 +45,6 @@ def parenthesize(node: A.BinaryOp | A.IsNull, ctx: Context) -> list[Edit]:
     return edits
 
 
-_WORDS = ("^", "in", "starts", "ends", "contains", "=~", "null")
-_REGEX = r"\^|\bin\b|starts\s+with|ends\s+with|contains|=~|\bis\s+(?:not\s+)?null"
+_WORDS = ("^", "in", "starts", "ends", "contains", "null")
+_REGEX = r"\^|\bin\b|starts\s+with|ends\s+with|contains|\bis\s+(?:not\s+)?null"
 RULES = (Rule(A.BinaryOp, parenthesize, _WORDS, _REGEX), Rule(A.IsNull, parenthesize, _WORDS, _REGEX))

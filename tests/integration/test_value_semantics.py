@@ -54,3 +54,40 @@ def test_sum_with_a_float_is_a_float_and_distinct_sums_distinct_values(driver):
     assert [tuple(r) for r in records] == [(0, 2, 2), (1, 4, 5)]
     assert type(records[0]["s"]) is int
     assert value(driver, "UNWIND [] AS x RETURN sum(x)") == 0
+
+
+# -- temporal values FalkorDB misreads or cannot hold -----------------------------------------
+
+@pytest.mark.parametrize("query, expected", [
+    ("RETURN date('2015-202')", neo4j.time.Date(2015, 7, 21)),
+    ("RETURN date('2015-W30-2')", neo4j.time.Date(2015, 7, 21)),
+    ("RETURN localdatetime('2015W302T214032')", neo4j.time.DateTime(2015, 7, 21, 21, 40, 32)),
+    ("RETURN localdatetime('20150721T21:40')", neo4j.time.DateTime(2015, 7, 21, 21, 40)),
+])
+def test_week_ordinal_and_basic_forms_are_read_as_neo4j_reads_them(driver, query, expected):
+    assert value(driver, query) == expected
+
+
+def test_string_parameters_are_read_by_the_proxy_too(driver):
+    assert value(driver, "RETURN date($d)", d="2016-366") == neo4j.time.Date(2016, 12, 31)
+
+
+@pytest.mark.parametrize("query, params", [
+    ("RETURN localtime('21:40:32.142')", {}),
+    ("RETURN localdatetime({year: 1984, month: 10, day: 11, millisecond: 645})", {}),
+    ("CREATE (n:Sub {at: $at}) RETURN n", {"at": dt.datetime(2024, 1, 2, 3, 4, 5, 600)}),
+    ("CREATE (n:Sub {at: $at}) RETURN n", {"at": dt.datetime.now(dt.timezone.utc).replace(microsecond=7)}),
+    ("RETURN localtime($t)", {"t": "12:00:00.5"}),
+])
+def test_fractions_of_a_second_are_refused_never_cut(driver, query, params):
+    with pytest.raises(ClientError) as info:
+        driver.execute_query(query, params)
+    assert "fraction of a second" in info.value.message
+    assert value(driver, "MATCH (n:Sub) RETURN count(n)") == 0
+
+
+def test_a_utc_datetime_parameter_is_stored_as_its_instant(driver):
+    at = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
+    assert value(driver, "RETURN $at = localdatetime('2024-05-06T07:08:09')", at=at) is True
+    with pytest.raises(ClientError, match="time zone"):
+        driver.execute_query("RETURN $at", {"at": at.astimezone(dt.timezone(dt.timedelta(hours=2)))})

@@ -36,3 +36,36 @@ def test_sum_keeps_integers_and_leaves_other_functions_alone():
     assert "toInteger(sum(((n.x) - (n.x) % 2097152) / 2097152 % 2097152)) * 2097152" in body
     assert sent("MATCH (n) RETURN my_sum(n.x) AS s") is None           # not sum()
     assert sent("MATCH (n) RETURN count(n) AS c") is None
+
+
+@pytest.mark.parametrize("query, rewritten", [
+    ("RETURN date('2015-202') AS d", "RETURN date('2015-07-21') AS d"),
+    ("RETURN date('2015W302') AS d", "RETURN date('2015-07-21') AS d"),
+    ("RETURN localdatetime('2015-W30-2T214032') AS d", "RETURN localdatetime('2015-07-21T21:40:32') AS d"),
+    ("RETURN localdatetime('20150721T21:40') AS d", "RETURN localdatetime('2015-07-21T21:40:00') AS d"),
+    ("RETURN localtime('214032.000') AS d", "RETURN localtime('21:40:32') AS d"),
+    ("RETURN datetime('2015-W30T2140Z') AS d", "RETURN localdatetime('2015-07-20T21:40:00') AS d"),
+    ("RETURN date('2015-07-21') AS d", None),
+])
+def test_temporal_strings_reach_falkordb_in_the_form_it_reads(query, rewritten):
+    assert sent(query) == rewritten
+
+
+@pytest.mark.parametrize("query", [
+    "RETURN localtime('21:40:32.142') AS t",
+    "RETURN localdatetime('2015-07-21T21:40:32,5') AS t",
+    "RETURN datetime('2015-07-21T21:40:32.000000001Z') AS t",
+    "RETURN localdatetime({year: 1984, second: 14, millisecond: 645}) AS t",
+    "WITH 5 AS n RETURN localtime({hour: 12, nanosecond: n}) AS t",
+])
+def test_fractions_of_a_second_are_refused_with_the_way_to_store_them(query):
+    with pytest.raises(CypherError) as info:
+        sent(query)
+    assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
+    assert "fraction of a second" in info.value.message and "epoch milliseconds" in info.value.message
+
+
+def test_unreadable_temporal_strings_are_refused_not_misread():
+    with pytest.raises(CypherError, match="cannot read '2015-13-01' as a date"):
+        sent("RETURN date('2015-13-01') AS d")
+    assert sent("RETURN localtime({hour: 12, nanosecond: 0}) AS t") is None
