@@ -92,6 +92,9 @@ class Plan:
     derived: dict[str, Any] = field(default_factory=dict)
     #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
     cartesian: list = field(default_factory=list)
+    #: bridge edits that depend on a parameter's type (FalkorDB, bridges.variant_edits): the
+    #: query, where its body starts, the edits always made, and the conditional ones
+    variants: tuple | None = None
 
     @property
     def text(self) -> str:

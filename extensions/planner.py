@@ -87,7 +87,7 @@ class ExtensionPlanner:
             return await self._run_command(plan, params, runner)
         if plan.derived:
             params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
-        text = plan.text
+        text = plan.text if plan.variants is None else self._variant(plan, params)
         if plan.prefix == "EXPLAIN":
             for step in plan.steps:
                 if isinstance(step, LateStep):
@@ -142,12 +142,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian = {}, []
+        derived, cartesian, conditional = {}, [], {}
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
-            derived, cartesian = bridged.derived, bridged.cartesian
+            derived, cartesian, conditional = bridged.derived, bridged.cartesian, bridged.conditional
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -157,13 +157,24 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not cartesian and not (tree.options and kind == "falkordb"):
+        if not edits and not cartesian and not conditional and not (tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
+        variants = (query, tree.parts[0].span[0], edits, conditional) if conditional else None
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
-                    derived=derived, cartesian=cartesian)
+                    derived=derived, cartesian=cartesian, variants=variants)
+
+    @staticmethod
+    def _variant(plan: Plan, params: dict[str, Any]) -> str:
+        """`plan.text` with the bridge edits this run's parameter types call for."""
+        query, start, edits, conditional = plan.variants
+        extra = bridges.variant_edits(conditional, params)
+        if not extra:
+            return plan.text
+        body = splice(query, start, len(query), sorted(edits + extra, key=lambda e: (e[0], e[1])))
+        return " ".join(part for part in (plan.options, plan.prefix, body) if part)
 
     def _command(self, tree: A.Query) -> tuple | None:
         """(handler, node) when `tree` is a schema command the proxy runs on this backend."""

@@ -14,7 +14,9 @@ refuses the query with an error that says what cannot be run faithfully and what
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`);
 - operators FalkorDB groups differently (`2^3^2`, `[1]+2 IN [3]+4`) get explicit parentheses
   (`precedence.py`);
-- `sum()` of integers stays an exact integer (`aggregates.py`).
+- `sum()` of integers stays an exact integer (`aggregates.py`);
+- dates and date-times far apart are compared, ordered, and reduced by `min`/`max` by year first,
+  as FalkorDB's comparison wraps past 68 years (`temporal_order.py`).
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import aggregates, notifications, precedence, regex, temporal, writes
+from . import aggregates, notifications, precedence, regex, temporal, temporal_order, writes
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
-                           *aggregates.RULES)
+                           *aggregates.RULES, *temporal_order.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
@@ -44,18 +46,35 @@ class Bridged:
     derived: dict[str, Derived] = field(default_factory=dict)
     #: notifications an EXPLAIN gets if its plan shows a cartesian product
     cartesian: list[dict[str, Any]] = field(default_factory=list)
+    #: edits that apply only when the named parameter holds a date (see `variant_edits`)
+    conditional: dict[str, list[Edit]] = field(default_factory=dict)
 
 
 def bridge(query: A.Query, text: str) -> Bridged:
     """Every bridge edit for `query` (parsed from `text`); raises `CypherError` for a query that
     cannot run faithfully on FalkorDB."""
     ctx = Context(text, query, (str(i) for i in count()))
-    edits: list[Edit] = []
-    for node in query.walk():
+    ranked: list[tuple[int, Edit]] = []
+    for depth, node in enumerate(query.walk()):
         for rule in _BY_NODE.get(type(node), ()):
-            edits += rule.apply(node, ctx)
+            ranked += [(_nesting(edit, node, depth), edit) for edit in rule.apply(node, ctx)]
+    edits = [edit for _, edit in sorted(ranked, key=lambda r: (r[1][0], r[1][1], r[0]))]
     cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian)
+    return Bridged(edits, ctx.derived, cartesian, ctx.conditional)
+
+
+def variant_edits(conditional: dict[str, list[Edit]], params: dict[str, Any]) -> list[Edit]:
+    """The conditional edits this run's parameters call for (none when no parameter holds a date)."""
+    chosen = [edit for name, edits in conditional.items() if temporal_order.holds_date(params.get(name))
+              for edit in edits]
+    return list(dict.fromkeys(chosen))
+
+
+def _nesting(edit: Edit, node, order: int) -> int:
+    """Of insertions at one position, an outer node's opening text comes first and its closing
+    text last: `((a <= b))` around nested rewrites (`order` is the node's pre-order index)."""
+    start, end, _ = edit
+    return -order if start == end == node.span[1] else order
 
 
 def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool = False) -> dict[str, Any]:

@@ -6,6 +6,8 @@ dividend's sign, so the parts of a negative number are negative), each part is s
 FalkorDB's doubles, which is exact below 2^53 (over four billion rows of parts), and the three
 sums are put back together in integer arithmetic. Only `sum(DISTINCT x)` keeps the float sum
 (converted back), exact below 2^53 in total: the parts of distinct values are not distinct.
+The argument is written out several times, so one holding an extension call or a subquery is
+left to FalkorDB (`rule.copyable`): the sum of `ts_count(...)` values stays a float.
 FalkorDB evaluates every CASE branch, which costs a few more aggregations but no error: every
 branch is defined for numbers and nulls, and any other value fails in `sum` as it does in Neo4j.
 """
@@ -13,13 +15,13 @@ branch is defined for numbers and nulls, and any other value fails in `sum` as i
 from __future__ import annotations
 
 from ..cypher import ast as A
-from .rule import Context, Edit, Rule
+from .rule import Context, Edit, Rule, copyable
 
 _PART = 2 ** 21
 
 
 def integer_sum(call: A.FunctionCall, ctx: Context) -> list[Edit]:
-    if call.lower_name != "sum" or len(call.args) != 1:
+    if call.lower_name != "sum" or len(call.args) != 1 or not copyable(call.args[0]):
         return []
     x = f"({call.args[0].text_in(ctx.text)})"
     floats = f"max(CASE typeOf({x}) WHEN 'Float' THEN 1 ELSE 0 END) = 1"

@@ -91,3 +91,54 @@ def test_a_utc_datetime_parameter_is_stored_as_its_instant(driver):
     assert value(driver, "RETURN $at = localdatetime('2024-05-06T07:08:09')", at=at) is True
     with pytest.raises(ClientError, match="time zone"):
         driver.execute_query("RETURN $at", {"at": at.astimezone(dt.timezone(dt.timedelta(hours=2)))})
+
+
+# -- dates and date-times far apart (FalkorDB's comparison wraps past 68 years) ----------------
+
+DAYS = st.dates(min_value=dt.date(1, 1, 1), max_value=dt.date(9999, 12, 31))
+MOMENTS = st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31)).map(
+    lambda m: m.replace(microsecond=0))
+
+
+@FEW
+@given(st.lists(st.one_of(DAYS, MOMENTS.map(lambda m: m.date())), min_size=2, max_size=6))
+def test_dates_compare_sort_and_reduce_as_python_does(driver, days):
+    a, b = days[0], days[1]
+    records, _, _ = driver.execute_query(
+        "WITH $a AS a, $b AS b RETURN a < b AS lt, a >= b AS ge, date($sa) < date($sb) AS literal",
+        {"a": a, "b": b, "sa": a.isoformat(), "sb": b.isoformat()})
+    assert tuple(records[0]) == (a < b, a >= b, a < b)
+    records, _, _ = driver.execute_query("UNWIND $days AS d RETURN d ORDER BY d DESC", {"days": days})
+    assert [r["d"].to_native() for r in records] == sorted(days, reverse=True)
+    records, _, _ = driver.execute_query("UNWIND $days AS d RETURN min(d) AS lo, max(d) AS hi", {"days": days})
+    assert (records[0]["lo"].to_native(), records[0]["hi"].to_native()) == (min(days), max(days))
+
+
+@FEW
+@given(st.lists(MOMENTS, min_size=2, max_size=6))
+def test_local_datetimes_sort_and_reduce_as_python_does(driver, moments):
+    records, _, _ = driver.execute_query(
+        "UNWIND $ms AS m WITH m ORDER BY m WITH collect(m) AS ordered, min(m) AS lo, max(m) AS hi "
+        "RETURN ordered, lo, hi", {"ms": moments})
+    ordered, lo, hi = records[0]
+    assert [m.to_native() for m in ordered] == sorted(moments)
+    assert (lo.to_native(), hi.to_native()) == (min(moments), max(moments))
+
+
+def test_stored_dates_filter_and_sort_across_centuries(clean_graph):
+    born = [dt.date(1900, 1, 1) + dt.timedelta(days=400 * i) for i in range(1, 60)]
+    clean_graph.execute_query("UNWIND $born AS b CREATE (:Person {born: b})", {"born": born})
+    cutoff = dt.date(2000, 1, 1)
+    expected = sum(b < cutoff for b in born)
+    for query, params in [("MATCH (p:Person) WHERE p.born < date('2000-01-01') RETURN count(p)", {}),
+                          ("MATCH (p:Person) WHERE p.born < $cutoff RETURN count(p)", {"cutoff": cutoff})]:
+        assert value(clean_graph, query, **params) == expected
+    records, _, _ = clean_graph.execute_query("MATCH (p:Person) RETURN p.born AS b ORDER BY p.born LIMIT 3")
+    assert [r["b"].to_native() for r in records] == born[:3]
+
+
+def test_mixed_values_keep_neo4js_order(driver):
+    records, _, _ = driver.execute_query(
+        "UNWIND [5, date('2069-01-01'), 'x', null, [1], date('1900-01-01')] AS v RETURN v ORDER BY v")
+    assert [r["v"] for r in records] == [[1], neo4j.time.Date(1900, 1, 1), neo4j.time.Date(2069, 1, 1), "x", 5, None]
+    assert value(driver, "UNWIND [date('2000-01-01'), 3] AS v RETURN min(v)") == neo4j.time.Date(2000, 1, 1)

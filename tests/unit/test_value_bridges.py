@@ -69,3 +69,25 @@ def test_unreadable_temporal_strings_are_refused_not_misread():
     with pytest.raises(CypherError, match="cannot read '2015-13-01' as a date"):
         sent("RETURN date('2015-13-01') AS d")
     assert sent("RETURN localtime({hour: 12, nanosecond: 0}) AS t") is None
+
+
+def test_temporal_comparisons_are_decided_by_year_and_numbers_are_left_alone():
+    body = sent("MATCH (n) WHERE n.born < date('2000-01-01') RETURN n")
+    assert body.startswith("MATCH (n) WHERE [__v0 IN [[n.born, date('2000-01-01')]] | CASE WHEN typeOf(__v0[0])")
+    assert sent("MATCH (n) WHERE n.age > 30 AND count(n) < 2 RETURN n") is None
+    assert sent("MATCH (a)-->(b)<-[:R]-(c) WHERE a.x <> b.x RETURN a") is None
+
+
+def test_a_comparison_with_a_parameter_is_rewritten_only_for_a_date():
+    from extensions import bridges
+    plan = PLANNER.plan("MATCH (n:P) WHERE n.age > $m RETURN n")
+    assert plan.body == "MATCH (n:P) WHERE n.age > $m RETURN n"           # keeps the index seek
+    query, start, edits, conditional = plan.variants
+    assert bridges.variant_edits(conditional, {"m": 5}) == []
+    assert bridges.variant_edits(conditional, {"m": __import__("datetime").date(2000, 1, 1)})
+
+
+def test_order_by_ranks_by_year_unless_the_key_cannot_be_a_date():
+    assert sent("MATCH (n) RETURN n ORDER BY n.born DESC").endswith("ELSE 10000 END DESC, n.born DESC")
+    assert sent("MATCH (n) RETURN n.x * 2 AS k ORDER BY k, count(n)") is None
+    assert sent("MATCH (n) RETURN n ORDER BY n.name + 'x'") is not None     # + may be date arithmetic
