@@ -16,7 +16,8 @@ refuses the query with an error that says what cannot be run faithfully and what
   (`precedence.py`);
 - `sum()` of integers stays an exact integer (`aggregates.py`);
 - dates and date-times far apart are compared, ordered, and reduced by `min`/`max` by year first,
-  as FalkorDB's comparison wraps past 68 years (`temporal_order.py`).
+  as FalkorDB's comparison wraps past 68 years (`temporal_order.py`);
+- a variable-length relationship variable is the list of relationships, not a path (`varlength.py`).
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import aggregates, notifications, precedence, regex, temporal, temporal_order, writes
+from . import aggregates, notifications, precedence, regex, temporal, temporal_order, varlength, writes
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
-                           *aggregates.RULES, *temporal_order.RULES)
+                           *aggregates.RULES, *temporal_order.RULES, *varlength.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

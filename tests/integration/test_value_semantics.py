@@ -142,3 +142,16 @@ def test_mixed_values_keep_neo4js_order(driver):
         "UNWIND [5, date('2069-01-01'), 'x', null, [1], date('1900-01-01')] AS v RETURN v ORDER BY v")
     assert [r["v"] for r in records] == [[1], neo4j.time.Date(1900, 1, 1), neo4j.time.Date(2069, 1, 1), "x", 5, None]
     assert value(driver, "UNWIND [date('2000-01-01'), 3] AS v RETURN min(v)") == neo4j.time.Date(2000, 1, 1)
+
+
+# -- variable-length relationship variables are lists ------------------------------------------
+
+def test_a_variable_length_relationship_variable_is_a_list(clean_graph):
+    clean_graph.execute_query("CREATE (:A)-[:R {w: 1}]->(:B)-[:R {w: 2}]->(:C)")
+    records, _, _ = clean_graph.execute_query("MATCH (:A)-[rs:R*]->(b) RETURN rs, size(rs) AS n ORDER BY n")
+    assert [[r["w"] for r in rec["rs"]] for rec in records] == [[1], [1, 2]]
+    assert all(isinstance(rel, neo4j.graph.Relationship) for rec in records for rel in rec["rs"])
+    assert value(clean_graph, "MATCH (:A)-[rs:R*]->() WHERE size(rs) > 1 RETURN [r IN rs | r.w]") == [1, 2]
+    assert value(clean_graph, "MATCH (:A)-[rs:R*]->() WITH rs WHERE rs[1].w = 2 RETURN size(rs)") == 2
+    with pytest.raises(ClientError, match="List the columns"):
+        clean_graph.execute_query("MATCH (:A)-[rs:R*]->() RETURN *")

@@ -91,3 +91,14 @@ def test_order_by_ranks_by_year_unless_the_key_cannot_be_a_date():
     assert sent("MATCH (n) RETURN n ORDER BY n.born DESC").endswith("ELSE 10000 END DESC, n.born DESC")
     assert sent("MATCH (n) RETURN n.x * 2 AS k ORDER BY k, count(n)") is None
     assert sent("MATCH (n) RETURN n ORDER BY n.name + 'x'") is not None     # + may be date arithmetic
+
+
+@pytest.mark.parametrize("query, rewritten", [
+    ("MATCH (a)-[rs:R*]->(b) RETURN rs", "MATCH (a)-[rs:R*]->(b) RETURN relationships(rs) AS rs"),
+    ("MATCH (a)-[rs*2]->(b) WITH rs, b RETURN rs", "MATCH (a)-[rs*2]->(b) WITH relationships(rs) AS rs, b RETURN rs"),
+    ("MATCH (a)-[rs*]->(b) WHERE size(rs) > 1 RETURN b",
+     "MATCH (a)-[rs*]->(b) WITH *, rs AS rs WHERE size(relationships(rs)) > 1 RETURN b"),
+    ("MATCH p = (a)-[r:R]->(b) RETURN r, p", None),
+])
+def test_variable_length_relationships_become_lists(query, rewritten):
+    assert sent(query) == rewritten
