@@ -95,6 +95,8 @@ class Plan:
     #: bridge edits that depend on a parameter's type (FalkorDB, bridges.variant_edits): the
     #: query, where its body starts, the edits always made, and the conditional ones
     variants: tuple | None = None
+    #: returned columns that are zoned date-times (FalkorDB, bridges.zoned)
+    zoned: dict = field(default_factory=dict)
 
     @property
     def text(self) -> str:

@@ -113,7 +113,10 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        return await runner.run(text, {**params, **values})
+        result = await runner.run(text, {**params, **values})
+        if plan.zoned and (columns := bridges.zoned.utc_columns(plan.zoned, params)):
+            return bridges.zoned.ZonedColumns(result, columns)
+        return result
 
     # -- planning
 
@@ -142,12 +145,13 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian, conditional = {}, [], {}
+        derived, cartesian, conditional, zoned = {}, [], {}, {}
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, conditional = bridged.derived, bridged.cartesian, bridged.conditional
+            zoned = bridged.zoned
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -157,14 +161,14 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not cartesian and not conditional and not (tree.options and kind == "falkordb"):
+        if not (edits or cartesian or conditional or zoned or tree.options and kind == "falkordb"):
             return None
         body = splice(query, tree.parts[0].span[0], len(query), edits)
         variants = (query, tree.parts[0].span[0], edits, conditional) if conditional else None
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
-                    derived=derived, cartesian=cartesian, variants=variants)
+                    derived=derived, cartesian=cartesian, variants=variants, zoned=zoned)
 
     @staticmethod
     def _variant(plan: Plan, params: dict[str, Any]) -> str:

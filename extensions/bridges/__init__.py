@@ -17,7 +17,8 @@ refuses the query with an error that says what cannot be run faithfully and what
 - `sum()` of integers stays an exact integer (`aggregates.py`);
 - dates and date-times far apart are compared, ordered, and reduced by `min`/`max` by year first,
   as FalkorDB's comparison wraps past 68 years (`temporal_order.py`);
-- a variable-length relationship variable is the list of relationships, not a path (`varlength.py`).
+- a variable-length relationship variable is the list of relationships, not a path (`varlength.py`);
+- a returned `datetime(...)` is zoned in UTC, not a local date-time (`zoned.py`).
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import aggregates, notifications, precedence, regex, temporal, temporal_order, varlength, writes
+from . import aggregates, notifications, precedence, regex, temporal, temporal_order, varlength, writes, zoned
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
-                           *aggregates.RULES, *temporal_order.RULES, *varlength.RULES)
+                           *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
+                           *zoned.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
@@ -49,6 +51,8 @@ class Bridged:
     cartesian: list[dict[str, Any]] = field(default_factory=list)
     #: edits that apply only when the named parameter holds a date (see `variant_edits`)
     conditional: dict[str, list[Edit]] = field(default_factory=dict)
+    #: returned columns that are zoned date-times (see `zoned.utc_columns`)
+    zoned: dict[int, str | None] = field(default_factory=dict)
 
 
 def bridge(query: A.Query, text: str) -> Bridged:
@@ -61,7 +65,7 @@ def bridge(query: A.Query, text: str) -> Bridged:
             ranked += [(_nesting(edit, node, depth), edit) for edit in rule.apply(node, ctx)]
     edits = [edit for _, edit in sorted(ranked, key=lambda r: (r[1][0], r[1][1], r[0]))]
     cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian, ctx.conditional)
+    return Bridged(edits, ctx.derived, cartesian, ctx.conditional, ctx.zoned)
 
 
 def variant_edits(conditional: dict[str, list[Edit]], params: dict[str, Any]) -> list[Edit]:

@@ -40,6 +40,8 @@ class Context:
     derived: dict[str, Derived] = field(default_factory=dict)
     #: edits that apply only when the named parameter holds a date or date-time
     conditional: dict[str, list[Edit]] = field(default_factory=dict)
+    #: returned columns that are zoned date-times: index -> None, or the parameter that decides
+    zoned: dict[int, str | None] = field(default_factory=dict)
 
     def fresh(self, stem: str) -> str:
         return f"__{stem}{next(self.names)}"

@@ -155,3 +155,19 @@ def test_a_variable_length_relationship_variable_is_a_list(clean_graph):
     assert value(clean_graph, "MATCH (:A)-[rs:R*]->() WITH rs WHERE rs[1].w = 2 RETURN size(rs)") == 2
     with pytest.raises(ClientError, match="List the columns"):
         clean_graph.execute_query("MATCH (:A)-[rs:R*]->() RETURN *")
+
+
+# -- datetime() is zoned ----------------------------------------------------------------------
+
+def test_datetime_comes_back_zoned_in_utc_and_localdatetime_local(driver):
+    records, _, _ = driver.execute_query(
+        "RETURN datetime({year: 1984, month: 10, day: 11, hour: 12}) AS zoned, datetime() AS now, "
+        "localdatetime('2015-07-21T21:40:32') AS local, null AS sent")
+    zoned, now, local, sent = records[0]
+    assert zoned == neo4j.time.DateTime(1984, 10, 11, 12, tzinfo=dt.timezone.utc)
+    assert abs(now.to_native() - dt.datetime.now(dt.timezone.utc)) < dt.timedelta(minutes=1)
+    assert local.tzinfo is None and sent is None
+    at = dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=dt.timezone.utc)
+    records, _, _ = driver.execute_query("RETURN $at AS at, $naive AS naive",
+                                         {"at": at, "naive": at.replace(tzinfo=None)})
+    assert records[0]["at"].to_native() == at and records[0]["naive"].tzinfo is None
