@@ -18,7 +18,9 @@ refuses the query with an error that says what cannot be run faithfully and what
 - dates and date-times far apart are compared, ordered, and reduced by `min`/`max` by year first,
   as FalkorDB's comparison wraps past 68 years (`temporal_order.py`);
 - a variable-length relationship variable is the list of relationships, not a path (`varlength.py`);
-- a returned `datetime(...)` is zoned in UTC, not a local date-time (`zoned.py`).
+- a returned `datetime(...)` is zoned in UTC, not a local date-time (`zoned.py`);
+- durations are computed as Neo4j does, or refused where FalkorDB would keep or add them
+  differently (`durations.py`).
 """
 
 from __future__ import annotations
@@ -31,12 +33,13 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import aggregates, notifications, precedence, regex, temporal, temporal_order, varlength, writes, zoned
+from . import (aggregates, durations, notifications, precedence, regex, temporal, temporal_order, varlength,
+               writes, zoned)
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
                            *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
-                           *zoned.RULES)
+                           *zoned.RULES, *durations.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

@@ -31,7 +31,7 @@ from typing import Any
 from neo4j.time import Date, DateTime, Duration, Time
 
 from extensions.cypher.tokens import string_value
-from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, to_literal
+from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, stored_duration, to_literal
 from proxy.errors import CypherError
 from proxy.values import Point
 
@@ -142,6 +142,11 @@ def to_expression(value: Any, name: str = "p") -> str:
             raise param_error(name, f"the duration {value.iso_format()}", "FalkorDB keeps durations "
                               "exactly up to about 83 million years (10^9 months); send a larger "
                               "one as a number of months or seconds")
+        if stored_duration(value.months, value.days, value.seconds) != value:
+            raise param_error(name, f"the duration {value.iso_format()}", "FalkorDB keeps a duration as "
+                              "an offset from 1970-01-01 and would give it back as another one (P40D "
+                              "as P1M9D); it keeps whole months, 0 to 27 days and under 24 hours, all "
+                              "of one sign. Send a number of days or seconds as an integer instead")
         return f"duration({{months: {value.months}, days: {value.days}, seconds: {value.seconds}}})"
     if isinstance(value, Point):
         return _point(value, name)

@@ -171,3 +171,30 @@ def test_datetime_comes_back_zoned_in_utc_and_localdatetime_local(driver):
     records, _, _ = driver.execute_query("RETURN $at AS at, $naive AS naive",
                                          {"at": at, "naive": at.replace(tzinfo=None)})
     assert records[0]["at"].to_native() == at and records[0]["naive"].tzinfo is None
+
+
+# -- durations --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("query, expected", [
+    ("RETURN duration('P5M1.5D')", neo4j.time.Duration(months=5, days=1, seconds=43200)),
+    ("RETURN duration('PT0.75M')", neo4j.time.Duration(seconds=45)),
+    ("RETURN duration('P2.5W')", neo4j.time.Duration(days=17, seconds=43200)),
+    ("RETURN duration({days: 1.5})", neo4j.time.Duration(days=1, seconds=43200)),
+    ("RETURN date('2024-01-31') + duration({days: 1})", neo4j.time.Date(2024, 2, 1)),
+])
+def test_durations_are_computed_as_neo4j_computes_them(driver, query, expected):
+    assert value(driver, query) == expected
+
+
+@pytest.mark.parametrize("query, params, fragment", [
+    ("RETURN duration('P0.75M')", {}, "fraction of a second"),            # P22DT19H51M49.5S
+    ("RETURN duration({days: 40})", {}, "P40D as P1M9D"),
+    ("RETURN duration({hours: 50})", {}, "P40D as P1M9D"),
+    ("RETURN date('2024-01-31') + duration({months: 1})", {}, "adds months"),
+    ("RETURN date('2024-01-31') + $d", {"d": neo4j.time.Duration(months=1)}, "adds months"),
+])
+def test_durations_falkordb_would_change_are_refused(driver, query, params, fragment):
+    with pytest.raises(ClientError) as info:
+        driver.execute_query(query, params)
+    assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
+    assert fragment in info.value.message

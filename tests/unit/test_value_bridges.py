@@ -3,8 +3,11 @@ text, without a database; tests/integration/test_value_semantics.py runs them on
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 
+from extensions.bridges import durations
 from extensions.planner import ExtensionPlanner
 from proxy.errors import CypherError
 from tests.unit.test_planner_support import registry
@@ -102,3 +105,19 @@ def test_order_by_ranks_by_year_unless_the_key_cannot_be_a_date():
 ])
 def test_variable_length_relationships_become_lists(query, rewritten):
     assert sent(query) == rewritten
+
+
+@pytest.mark.parametrize("text, parts", [
+    ("P5M1.5D", (5, 1, 43200, 0)), ("P0.75M", (0, 22, 71509, Fraction(1, 2))), ("PT0.75M", (0, 0, 45, 0)),
+    ("P2.5W", (0, 17, 43200, 0)), ("P1Y2M3DT4H5M6S", (14, 3, 14706, 0)), ("-P1D", (0, -1, 0, 0)),
+    ("P2012-02-02T14:37:21.545", (24146, 2, 52641, Fraction(109, 200))),
+])
+def test_duration_strings_are_read_as_neo4j_reads_them(text, parts):
+    assert durations.parts(durations.read(text)) == parts
+
+
+def test_only_durations_falkordb_keeps_reach_it():
+    assert sent("RETURN duration({days: 3}) AS d") is None
+    assert sent("RETURN duration('P1.5D') AS d") == "RETURN duration({months: 0, days: 1, seconds: 43200}) AS d"
+    with pytest.raises(CypherError, match="PT50H as P2DT2H"):
+        sent("RETURN duration({hours: 50}) AS d")
