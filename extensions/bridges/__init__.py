@@ -20,7 +20,9 @@ refuses the query with an error that says what cannot be run faithfully and what
 - a variable-length relationship variable is the list of relationships, not a path (`varlength.py`);
 - a returned `datetime(...)` is zoned in UTC, not a local date-time (`zoned.py`);
 - durations are computed as Neo4j does, or refused where FalkorDB would keep or add them
-  differently (`durations.py`).
+  differently (`durations.py`);
+- `.epochSeconds`, `.epochMillis`, `duration.inDays(a, b).days` computed from the calendar
+  parts FalkorDB has (`epoch.py`).
 """
 
 from __future__ import annotations
@@ -33,13 +35,13 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import (aggregates, durations, notifications, precedence, regex, temporal, temporal_order, varlength,
-               writes, zoned)
+from . import (aggregates, durations, epoch, notifications, precedence, regex, temporal, temporal_order,
+               varlength, writes, zoned)
 from .rule import Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
                            *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
-                           *zoned.RULES, *durations.RULES)
+                           *zoned.RULES, *durations.RULES, *epoch.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

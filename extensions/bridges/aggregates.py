@@ -15,7 +15,7 @@ branch is defined for numbers and nulls, and any other value fails in `sum` as i
 from __future__ import annotations
 
 from ..cypher import ast as A
-from .rule import Context, Edit, Rule, copyable
+from .rule import Context, Edit, Rule, copy, copyable
 
 _PART = 2 ** 21
 
@@ -23,7 +23,7 @@ _PART = 2 ** 21
 def integer_sum(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     if call.lower_name != "sum" or len(call.args) != 1 or not copyable(call.args[0]):
         return []
-    x = f"({call.args[0].text_in(ctx.text)})"
+    x = f"({copy(call.args[0], ctx)})"
     floats = f"max(CASE typeOf({x}) WHEN 'Float' THEN 1 ELSE 0 END) = 1"
     if call.distinct:
         return [(*call.span, f"CASE WHEN {floats} THEN sum(DISTINCT {x}) ELSE toInteger(sum(DISTINCT {x})) END")]

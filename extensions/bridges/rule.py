@@ -7,6 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..cypher import ast as A
+from ..cypher.splice import splice
+from .temporal_text import canonical
+
+TEMPORAL_KINDS = frozenset({"date", "localtime", "localdatetime", "datetime"})
 
 Edit = tuple[int, int, str]
 #: A parameter the planner computes from the client's parameters before the query runs.
@@ -23,10 +27,30 @@ BUILTINS = frozenset({
 
 
 def copyable(expr: A.Expr) -> bool:
-    """Whether a rule may write `expr` out more than once from its text (see BUILTINS)."""
+    """Whether a rule may write `expr` out more than once (`copy`): Cypher's own functions
+    (BUILTINS) only, and no temporal parameter (`temporal.py` replaces it when the query runs)."""
     return not any(isinstance(n, (A.CountStar, A.PatternExpr, A.PatternComprehension, A.ExistsSubquery,
                                   A.CountSubquery)) or isinstance(n, A.FunctionCall)
-                   and n.lower_name not in BUILTINS for n in expr.walk())
+                   and (n.lower_name not in BUILTINS or n.lower_name in TEMPORAL_KINDS
+                        and any(isinstance(a, A.Parameter) for a in n.args)) for n in expr.walk())
+
+
+def copy(expr: A.Expr, ctx: "Context") -> str:
+    """The text of a `copyable` expression as FalkorDB must see it: `datetime(...)` as
+    `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `dialect.py`
+    and `temporal.py` make to the original)."""
+    edits = []
+    for node in expr.walk():
+        if isinstance(node, A.FunctionCall) and node.lower_name in TEMPORAL_KINDS:
+            if node.lower_name == "datetime":
+                edits.append((*node.name_span, "localdatetime"))
+            if len(node.args) == 1 and isinstance(node.args[0], A.Literal) and isinstance(node.args[0].value, str):
+                try:
+                    edits.append((*node.args[0].span, "'" + canonical(node.args[0].value, node.lower_name)[0] + "'"))
+                except ValueError:
+                    pass                          # refused by temporal.py
+    start = expr.span[0]
+    return splice(ctx.text[start:expr.span[1]], [((a - start, b - start), new) for a, b, new in edits])
 
 
 @dataclass

@@ -28,7 +28,7 @@ import datetime as _dt
 from neo4j.time import Date, DateTime
 
 from ..cypher import ast as A
-from .rule import Context, Edit, Rule, copyable
+from .rule import Context, Edit, Rule, copy, copyable
 
 FAR_APART = ("Date", "Datetime")           # FalkorDB's typeOf() names of the affected types
 COMPARISONS = frozenset({"<", ">", "<=", ">="})
@@ -103,24 +103,7 @@ def order_keys(projection: A.With | A.Return, ctx: Context) -> list[Edit]:
         if never_temporal(key) or not copyable(key) or isinstance(key, A.Variable) and key.name in aliases \
                 and (never_temporal(aliases[key.name]) or not copyable(aliases[key.name])):
             continue
-        text = key.text_in(ctx.text)
-        before = " ".join(f"WHEN '{name}' THEN -1" for name in _BEFORE)
-        rank = (f"CASE typeOf({text}) WHEN 'Null' THEN null {before} WHEN 'Date' THEN {_year(text)} "
-                f"WHEN 'Datetime' THEN {_year(text)} ELSE {_AFTER} END")
-        direction = " DESC" if item.descending else ""
-        edits.append((key.span[0], key.span[0], f"{rank}{direction}, "))
-    return edits
-
-
-def order_keys(projection: A.With | A.Return, ctx: Context) -> list[Edit]:
-    edits = []
-    aliases = {item.alias: item.expr for item in projection.items if item.alias}
-    for item in projection.order_by:
-        key = item.expr
-        if never_temporal(key) or not copyable(key) or isinstance(key, A.Variable) and key.name in aliases \
-                and (never_temporal(aliases[key.name]) or not copyable(aliases[key.name])):
-            continue
-        text = key.text_in(ctx.text)
+        text = copy(key, ctx)
         before = " ".join(f"WHEN '{name}' THEN -1" for name in _BEFORE)
         rank = (f"CASE typeOf({text}) WHEN 'Null' THEN null {before} WHEN 'Date' THEN {_year(text)} "
                 f"WHEN 'Datetime' THEN {_year(text)} ELSE {_AFTER} END")
@@ -146,7 +129,7 @@ def extremes(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     if call.lower_name not in ("min", "max") or len(call.args) != 1 or never_temporal(call.args[0]) \
             or not copyable(call.args[0]):
         return []
-    x, fn = f"({call.args[0].text_in(ctx.text)})", call.name
+    x, fn = f"({copy(call.args[0], ctx)})", call.name
     temporal = f"(CASE WHEN typeOf({x}) IN {list(FAR_APART)} THEN {x} END)"
     iso = f"toString({temporal})"
     padded = f"substring('000', 0, coalesce(4 - size(split({iso}, '-')[0]), 0)) + {iso}"

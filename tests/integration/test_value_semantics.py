@@ -198,3 +198,32 @@ def test_durations_falkordb_would_change_are_refused(driver, query, params, frag
         driver.execute_query(query, params)
     assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
     assert fragment in info.value.message
+
+
+# -- epoch values and day counts (recency ranking) ---------------------------------------------
+
+@FEW
+@given(MOMENTS, DAYS)
+def test_epoch_values_and_day_counts_agree_with_python(driver, moment, day):
+    records, _, _ = driver.execute_query(
+        "RETURN $m.epochSeconds AS s, $m.epochMillis AS ms, $d.epochSeconds AS ds, "
+        "duration.inDays($m, $d).days AS days, duration.inSeconds($d, $m).seconds AS secs",
+        {"m": moment, "d": day})
+    epoch = dt.datetime(1970, 1, 1)
+    seconds = (moment - epoch) // dt.timedelta(seconds=1)
+    day_seconds = (dt.datetime.combine(day, dt.time()) - epoch) // dt.timedelta(seconds=1)
+    between = day_seconds - seconds
+    assert tuple(records[0]) == (seconds, seconds * 1000, day_seconds, int(between / 86400), -between)
+
+
+def test_recency_ranking_from_stored_date_times(clean_graph):
+    """The attention-score shape of issue 29: days since a stored update, ranked."""
+    today = dt.datetime.now(dt.timezone.utc).date()          # date() is UTC on the embedded database
+    updated = {"old": dt.datetime(2001, 5, 6, 7, 8, 9), "new": dt.datetime.combine(today, dt.time(1))}
+    clean_graph.execute_query("UNWIND keys($u) AS k CREATE (:Note {k: k, updatedAt: $u[k]})", {"u": updated})
+    records, _, _ = clean_graph.execute_query(
+        "MATCH (n:Note) RETURN n.k AS k, duration.inDays(n.updatedAt, date()).days AS age ORDER BY age")
+    assert [(r["k"], r["age"]) for r in records] == [
+        ("new", 0), ("old", int((dt.datetime.combine(today, dt.time()) - updated["old"]).total_seconds() / 86400))]
+    with pytest.raises(ClientError, match=r"\.days for the number of days"):
+        clean_graph.execute_query("MATCH (n:Note) RETURN duration.inDays(n.updatedAt, date()) AS d")

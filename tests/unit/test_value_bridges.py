@@ -121,3 +121,9 @@ def test_only_durations_falkordb_keeps_reach_it():
     assert sent("RETURN duration('P1.5D') AS d") == "RETURN duration({months: 0, days: 1, seconds: 43200}) AS d"
     with pytest.raises(CypherError, match="PT50H as P2DT2H"):
         sent("RETURN duration({hours: 50}) AS d")
+
+
+def test_copies_of_expressions_carry_the_dialects_edits():
+    body = sent("RETURN datetime('2015-W30-2T21:40:32Z').epochSeconds AS s")
+    assert "datetime(" not in body.replace("localdatetime(", "") and "'2015-07-21T21:40:32'" in body
+    assert sent("RETURN localdatetime($t).epochSeconds AS s").endswith(").epochSeconds AS s")   # not copied
