@@ -1,4 +1,4 @@
-"""Epoch values and day counts FalkorDB lacks, computed from the calendar parts it has.
+"""Epoch values, day counts and accessors FalkorDB lacks or gets wrong, from the parts it has.
 
 FalkorDB 4.16 has no `.epochSeconds` / `.epochMillis` and no `duration.inDays` /
 `duration.inSeconds` ("unknown datetime component", "Unknown function"), which recency ranking
@@ -9,6 +9,8 @@ ordinalDay - 719163`. The hours, minutes and seconds of a date-time add to it (v
 seconds on FalkorDB, so `.epochMillis` is exact too).
 
 - `t.epochSeconds`, `t.epochMillis` -> that number (still the map key for a map);
+- `t.dayOfQuarter` -> `t.ordinalDay` less the days before the quarter (FalkorDB's own is off
+  in some months: 13 for 1984-10-11);
 - `duration.inDays(a, b).days` -> whole days from `a` to `b`, toward zero;
   `duration.inSeconds(a, b).seconds` -> seconds. Any other use of these two functions would
   need a duration of days FalkorDB does not keep (P40D comes back P1M9D) and is refused.
@@ -34,12 +36,23 @@ def epoch_seconds(x: str) -> str:
     return (f"({days} * 86400 + coalesce({clock}.hour * 3600 + {clock}.minute * 60 + {clock}.second, 0))")
 
 
+def day_of_quarter(x: str) -> str:
+    t = f"(CASE WHEN typeOf({x}) IN ['Date', 'Datetime'] THEN {x} END)"
+    leap = f"({t}.year % 4 = 0 AND ({t}.year % 100 <> 0 OR {t}.year % 400 = 0))"
+    before = f"CASE WHEN {leap} THEN [0, 91, 182, 274] ELSE [0, 90, 181, 273] END"
+    return f"{t}.ordinalDay - ({before})[{t}.quarter - 1]"
+
+
+ACCESSORS = {"epochseconds": epoch_seconds, "epochmillis": lambda x: epoch_seconds(x) + " * 1000",
+             "dayofquarter": day_of_quarter}
+
+
 def accessors(prop: A.Property, ctx: Context) -> list[Edit]:
     key = prop.key.lower()
-    if key not in ("epochseconds", "epochmillis") or not copyable(prop.expr):
+    if key not in ACCESSORS or not copyable(prop.expr):
         return []
     x = f"({copy(prop.expr, ctx)})"
-    value = epoch_seconds(x) + (" * 1000" if key == "epochmillis" else "")
+    value = ACCESSORS[key](x)
     other = f"(CASE WHEN typeOf({x}) IN {_TEMPORALS} THEN null ELSE {x} END).{prop.key}"
     return [(*prop.span, f"(CASE WHEN typeOf({x}) IN ['Date', 'Datetime'] THEN {value} ELSE {other} END)")]
 
@@ -80,6 +93,7 @@ def _parent(query: A.Query, child: A.Node) -> A.Node | None:
     return None
 
 
-RULES = (Rule(A.Property, accessors, ("epoch",), r"\.\s*epoch(?:seconds|millis)\b"),
+RULES = (Rule(A.Property, accessors, ("epoch", "dayofquarter"),
+              r"\.\s*(?:epochseconds|epochmillis|dayofquarter)\b"),
          Rule(A.FunctionCall, between, ("duration.in",), r"duration\.in(?:days|seconds)\s*\("),
          Rule(A.Property, counted, ("duration.in",), r"duration\.in(?:days|seconds)\s*\("))

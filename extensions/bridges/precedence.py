@@ -9,12 +9,19 @@ tighter than arithmetic and `^` to the right, so it reads `[1]+2 IN [3]+4` as
 (`cypher/parser/cursor.py`), so each place where the two grammars can disagree gets the
 parentheses Neo4j's reading implies; parentheses are zero-width insertions, so the bridges
 inside the operands keep their edits.
+
+A chain of comparisons means each pair in Neo4j (`a < b = c` is `a < b AND b = c`); FalkorDB
+compares the first result with the next operand (`1 < 2 = true` is true there, false in
+Neo4j), so a chain is written out pair by pair; one whose inner operands cannot be written
+twice (an extension call, `rand()`) is refused.
 """
 
 from __future__ import annotations
 
+from proxy.errors import CypherError
+
 from ..cypher import ast as A
-from .rule import Context, Edit, Rule
+from .rule import Context, Edit, Rule, copy, copyable
 
 #: Predicates FalkorDB binds tighter than Neo4j does (`=~` is rewritten whole by `regex.py`
 #: into a bracketed expression).
@@ -45,6 +52,21 @@ def parenthesize(node: A.BinaryOp | A.IsNull, ctx: Context) -> list[Edit]:
     return edits
 
 
+def pairwise(chain: A.ComparisonChain, ctx: Context) -> list[Edit]:
+    """`a < b = c` -> `(a < b AND b = c)`."""
+    if not all(copyable(operand) for operand in chain.operands[1:-1]):
+        raise CypherError("Neo.ClientError.Statement.UnsupportedOperationError",
+                          f"`{chain.text_in(ctx.text)}`: the embedded FalkorDB reads a chain of "
+                          "comparisons differently from Neo4j, and the proxy cannot write this one "
+                          "out pair by pair; write it with AND (a < b AND b < c). (A limit of the "
+                          "embedded FalkorDB.)")
+    texts = [copy(operand, ctx) for operand in chain.operands]
+    pairs = [f"{texts[i]} {op} {texts[i + 1]}" for i, op in enumerate(chain.ops)]
+    return [(*chain.span, "(" + " AND ".join(pairs) + ")")]
+
+
 _WORDS = ("^", "in", "starts", "ends", "contains", "null")
 _REGEX = r"\^|\bin\b|starts\s+with|ends\s+with|contains|\bis\s+(?:not\s+)?null"
-RULES = (Rule(A.BinaryOp, parenthesize, _WORDS, _REGEX), Rule(A.IsNull, parenthesize, _WORDS, _REGEX))
+_CHAIN = r"(?:[<>]=?|<>|!=|=)[^<>=!]*?(?<![-<])(?:[<>]=?|<>|!=|=)(?![->])"
+RULES = (Rule(A.BinaryOp, parenthesize, _WORDS, _REGEX), Rule(A.IsNull, parenthesize, _WORDS, _REGEX),
+         Rule(A.ComparisonChain, pairwise, ("<", ">", "="), _CHAIN))

@@ -36,6 +36,15 @@ def test_precedence_is_neo4js(driver, query, expected):
     assert value(driver, query) == expected
 
 
+@pytest.mark.parametrize("query, expected", [
+    ("RETURN 1 < 2 = true", False),                         # 1 < 2 AND 2 = true
+    ("RETURN 2 = 2 = 2", True),
+    ("WITH {a: 1, b: 2, c: 2, d: 3} AS n RETURN n.a < n.b = n.c <> n.d", True),
+])
+def test_a_chain_of_comparisons_compares_each_pair(driver, query, expected):
+    assert value(driver, query) is expected
+
+
 # -- sum() -----------------------------------------------------------------------------------
 
 @FEW
@@ -214,6 +223,13 @@ def test_epoch_values_and_day_counts_agree_with_python(driver, moment, day):
     day_seconds = (dt.datetime.combine(day, dt.time()) - epoch) // dt.timedelta(seconds=1)
     between = day_seconds - seconds
     assert tuple(records[0]) == (seconds, seconds * 1000, day_seconds, int(between / 86400), -between)
+
+
+@FEW
+@given(DAYS)
+def test_day_of_quarter_agrees_with_python(driver, day):
+    start = dt.date(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
+    assert value(driver, "RETURN $d.dayOfQuarter", d=day) == (day - start).days + 1
 
 
 def test_recency_ranking_from_stored_date_times(clean_graph):
