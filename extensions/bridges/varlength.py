@@ -2,13 +2,19 @@
 
 `MATCH (a)-[rs:R*]->(b) RETURN rs` returns a path on FalkorDB 4.16 (silently another type), and
 `size(rs)`, `rs[0]` or `[r IN rs | ...]` fail. Every use of such a variable after its pattern
-becomes `relationships(rs)`, up to the WITH or RETURN that projects it: there `WITH rs` becomes
-`WITH relationships(rs) AS rs`, a list from then on (`WITH *` keeps the path, so uses stay
-wrapped; a RETURN item keeps its column name through the planner's aliasing). In the MATCH's
-own WHERE, FalkorDB binds the variable to one relationship at a time, so a WHERE that uses it
-is moved after the MATCH (`MATCH ... WITH *, rs AS rs WHERE ...`: the same rows for a MATCH, and
-the projection keeps FalkorDB from pushing the filter back into the traversal; an OPTIONAL
-MATCH keeps its WHERE, and FalkorDB's type error).
+becomes its relationships, up to the WITH or RETURN that projects it: there `WITH rs` becomes
+`WITH <relationships> AS rs`, a list from then on (`WITH *` keeps the path, so uses stay
+wrapped; a RETURN item keeps its column name through the planner's aliasing).
+
+FalkorDB's path runs the way it traversed, which is not always the pattern's way
+(`(a)-[r*2]->(b:End)` starts at `b`); Neo4j lists the relationships from the pattern's left
+node. So the list is `relationships(rs)`, or its reverse when it does not start there (an
+anonymous left node gets a name to compare with).
+
+In the MATCH's own WHERE, FalkorDB binds the variable to one relationship at a time, so a WHERE
+that uses it is moved after the MATCH (`MATCH ... WITH *, rs AS rs WHERE ...`: the same rows for
+a MATCH, and the projection keeps FalkorDB from pushing the filter back into the traversal; an
+OPTIONAL MATCH keeps its WHERE, and FalkorDB's type error).
 """
 
 from __future__ import annotations
@@ -24,33 +30,59 @@ from .rule import Context, Edit, Rule
 _PATTERN_VARS = (A.NodePattern, A.RelPattern, A.PathPattern)
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 _WHERE = re.compile(r"where\s*\Z", re.I)
+#: how to tell that the path starts at the pattern's left node, by the pattern's direction
+_STARTS_AT = {"right": "startNode(head(relationships({p}))) = {left}",
+              "left": "endNode(head(relationships({p}))) = {left}",
+              "none": "nodes({p})[0] = {left}", "both": "nodes({p})[0] = {left}"}
 
 
 def relationship_lists(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     edits: list[Edit] = []
-    paths: set[str] = set()
+    paths: dict[str, str] = {}                 # variable -> its relationships, in Neo4j's order
     for clause in part.clauses:
         if isinstance(clause, (A.With, A.Return)) and not clause.star:
-            edits += _uses(clause.items, paths, ctx, alias=isinstance(clause, A.With))
-            paths = set()
+            edits += _uses(clause.items, paths, alias=isinstance(clause, A.With))
+            paths = {}
         elif paths:
             if isinstance(clause, A.Return):              # RETURN *: the path would be a column
                 raise CypherError(UNSUPPORTED, f"RETURN * would return {', '.join(sorted(paths))} as a "
                                   "path: on the embedded FalkorDB a variable-length relationship "
                                   "variable is one. List the columns instead (RETURN a, rs, b), and "
                                   "the proxy returns it as Neo4j does, a list of relationships.")
-            edits += _uses((clause,), paths, ctx)
+            edits += _uses((clause,), paths)
         if isinstance(clause, A.Match):
-            paths |= {rel.var.name for rel in clause.pattern.find_all(A.RelPattern)
-                      if rel.var is not None and rel.length is not None}
-            if clause.where is not None and (where := _uses((clause.where,), paths, ctx)):
+            edits += _bind(clause, paths, ctx)
+            if clause.where is not None and (where := _uses((clause.where,), paths)):
                 used = sorted({n.name for n in clause.where.walk() if isinstance(n, A.Variable) and n.name in paths})
                 edits += where + _after_match(clause, used, ctx)
     return edits
 
 
-def _uses(nodes, paths: set[str], ctx: Context, alias: bool = False) -> list[Edit]:
-    """`relationships(v)` for each use of a path-bound variable in `nodes`; with `alias`, a
+def _bind(match: A.Match, paths: dict[str, str], ctx: Context) -> list[Edit]:
+    """Record the variable-length relationship variables of `match` (naming anonymous left nodes)."""
+    edits: list[Edit] = []
+    for path in match.pattern.find_all(A.PathPattern):
+        for i, rel in enumerate(path.elements):
+            if not (isinstance(rel, A.RelPattern) and rel.var is not None and rel.length is not None):
+                continue
+            left = path.elements[i - 1] if i and isinstance(path.elements[i - 1], A.NodePattern) else None
+            if left is None:
+                paths[rel.var.name] = f"relationships({quote_name(rel.var.name)})"
+                continue
+            if left.var is None:
+                name = ctx.fresh("vl")
+                edits.append((left.span[0] + 1, left.span[0] + 1, name))
+            else:
+                name = quote_name(left.var.name)
+            p = quote_name(rel.var.name)
+            starts = _STARTS_AT[rel.direction].format(p=p, left=name)
+            paths[rel.var.name] = (f"CASE WHEN coalesce({starts}, true) THEN relationships({p}) "
+                                   f"ELSE reverse(relationships({p})) END")
+    return edits
+
+
+def _uses(nodes, paths: dict[str, str], alias: bool = False) -> list[Edit]:
+    """Each use of a path-bound variable in `nodes` as its relationships; with `alias`, a
     projected one keeps its name."""
     bare = {id(item.expr) for item in nodes if isinstance(item, A.ReturnItem)
             and isinstance(item.expr, A.Variable) and item.alias is None} if alias else set()
@@ -60,7 +92,7 @@ def _uses(nodes, paths: set[str], ctx: Context, alias: bool = False) -> list[Edi
         for node in top.walk():
             if isinstance(node, A.Variable) and node.name in paths and id(node) not in declared:
                 suffix = f" AS {quote_name(node.name)}" if id(node) in bare else ""
-                edits += [(node.span[0], node.span[0], "relationships("), (node.span[1], node.span[1], ")" + suffix)]
+                edits.append((*node.span, f"({paths[node.name]}){suffix}"))
     return edits
 
 

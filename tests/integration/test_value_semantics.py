@@ -243,3 +243,12 @@ def test_recency_ranking_from_stored_date_times(clean_graph):
         ("new", 0), ("old", int((dt.datetime.combine(today, dt.time()) - updated["old"]).total_seconds() / 86400))]
     with pytest.raises(ClientError, match=r"\.days for the number of days"):
         clean_graph.execute_query("MATCH (n:Note) RETURN duration.inDays(n.updatedAt, date()) AS d")
+
+
+@pytest.mark.parametrize("pattern, expected", [
+    ("(a)-[r:REL*2..2]->(:End)", [1, 2]), ("(:A)-[r:REL*2..2]->()", [1, 2]),     # FalkorDB: [2, 1], [1, 2]
+    ("(:End)<-[r:REL*2..2]-()", [2, 1]), ("()-[r:REL*2..2]-(:End)", [1, 2]), ("(:End)-[r:REL*2..2]-()", [2, 1]),
+])
+def test_relationships_are_listed_from_the_patterns_left_node(clean_graph, pattern, expected):
+    clean_graph.execute_query("CREATE (:A)-[:REL {num: 1}]->(:B)-[:REL {num: 2}]->(:End)")
+    assert value(clean_graph, f"MATCH {pattern} RETURN [x IN r | x.num]") == expected
