@@ -97,6 +97,8 @@ class Plan:
     variants: tuple | None = None
     #: returned columns that are zoned date-times (FalkorDB, bridges.zoned)
     zoned: dict = field(default_factory=dict)
+    #: why the query may be refused while it runs (FalkorDB, bridges.rule.Context.refuse_when)
+    refusals: list = field(default_factory=list)
 
     @property
     def text(self) -> str:

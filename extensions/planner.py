@@ -113,7 +113,7 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        result = await runner.run(text, {**params, **values})
+        result = await self._refusing(plan, runner.run(text, {**params, **values}))
         if plan.zoned and (columns := bridges.zoned.utc_columns(plan.zoned, params)):
             return bridges.zoned.ZonedColumns(result, columns)
         return result
@@ -145,13 +145,13 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian, conditional, zoned = {}, [], {}, {}
+        derived, cartesian, conditional, zoned, refusals = {}, [], {}, {}, []
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, conditional = bridged.derived, bridged.cartesian, bridged.conditional
-            zoned = bridged.zoned
+            zoned, refusals = bridged.zoned, bridged.refusals
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -168,7 +168,20 @@ class ExtensionPlanner:
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
-                    derived=derived, cartesian=cartesian, variants=variants, zoned=zoned)
+                    derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
+                    refusals=refusals)
+
+    @staticmethod
+    async def _refusing(plan: Plan, running) -> Result:
+        """The result of `running`; FalkorDB's error for a runtime refusal (bridges) becomes the
+        refusal's own message."""
+        try:
+            return await running
+        except CypherError as exc:
+            if plan.refusals and bridges.RUNTIME_REFUSAL in exc.message:
+                raise CypherError("Neo.ClientError.Statement.UnsupportedOperationError",
+                                  " / ".join(plan.refusals)) from None
+            raise
 
     @staticmethod
     def _variant(plan: Plan, params: dict[str, Any]) -> str:

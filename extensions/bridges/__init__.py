@@ -22,7 +22,9 @@ refuses the query with an error that says what cannot be run faithfully and what
 - durations are computed as Neo4j does, or refused where FalkorDB would keep or add them
   differently (`durations.py`);
 - `.epochSeconds`, `.epochMillis`, `duration.inDays(a, b).days` computed from the calendar
-  parts FalkorDB has (`epoch.py`).
+  parts FalkorDB has (`epoch.py`);
+- `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
+  `Context.refuse_when`).
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import (aggregates, durations, epoch, notifications, precedence, regex, temporal, temporal_order,
+from . import (aggregates, durations, epoch, formatting, notifications, precedence, regex, temporal, temporal_order,
                varlength, writes, zoned)
-from .rule import Context, Derived, Edit, Rule
+from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *precedence.RULES,
                            *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
-                           *zoned.RULES, *durations.RULES, *epoch.RULES)
+                           *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
@@ -58,6 +60,8 @@ class Bridged:
     conditional: dict[str, list[Edit]] = field(default_factory=dict)
     #: returned columns that are zoned date-times (see `zoned.utc_columns`)
     zoned: dict[int, str | None] = field(default_factory=dict)
+    #: messages for a query refused while it runs (`Context.refuse_when`)
+    refusals: list[str] = field(default_factory=list)
 
 
 def bridge(query: A.Query, text: str) -> Bridged:
@@ -70,7 +74,7 @@ def bridge(query: A.Query, text: str) -> Bridged:
             ranked += [(_nesting(edit, node, depth), edit) for edit in rule.apply(node, ctx)]
     edits = [edit for _, edit in sorted(ranked, key=lambda r: (r[1][0], r[1][1], r[0]))]
     cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian, ctx.conditional, ctx.zoned)
+    return Bridged(edits, ctx.derived, cartesian, ctx.conditional, ctx.zoned, ctx.refusals)
 
 
 def variant_edits(conditional: dict[str, list[Edit]], params: dict[str, Any]) -> list[Edit]:

@@ -66,9 +66,24 @@ class Context:
     conditional: dict[str, list[Edit]] = field(default_factory=dict)
     #: returned columns that are zoned date-times: index -> None, or the parameter that decides
     zoned: dict[int, str | None] = field(default_factory=dict)
+    #: why the query may be refused while it runs (see `refuse_when`)
+    refusals: list[str] = field(default_factory=list)
 
     def fresh(self, stem: str) -> str:
         return f"__{stem}{next(self.names)}"
+
+    def refuse_when(self, value: str, condition: str, message: str) -> str:
+        """`value`, but the query fails with `message` when `condition` holds for a row: FalkorDB
+        has no error of one's own, so `range()` with a step of 0 raises one the planner
+        recognises (`RUNTIME_REFUSAL`) and replaces with `message`. Evaluated eagerly, as
+        FalkorDB evaluates every CASE branch."""
+        if message not in self.refusals:
+            self.refusals.append(message)
+        return f"[{value}, range(0, 0, CASE WHEN {condition} THEN 0 ELSE 1 END)][0]"
+
+
+#: The text of FalkorDB's error `Context.refuse_when` raises.
+RUNTIME_REFUSAL = "step argument to range() can't be 0"
 
 
 @dataclass(frozen=True, slots=True)

@@ -252,3 +252,34 @@ def test_recency_ranking_from_stored_date_times(clean_graph):
 def test_relationships_are_listed_from_the_patterns_left_node(clean_graph, pattern, expected):
     clean_graph.execute_query("CREATE (:A)-[:REL {num: 1}]->(:B)-[:REL {num: 2}]->(:End)")
     assert value(clean_graph, f"MATCH {pattern} RETURN [x IN r | x.num]") == expected
+
+
+# -- toString() of floats ---------------------------------------------------------------------
+
+def java_text(x: float) -> str | None:
+    """Java's Double.toString for the floats the proxy writes itself, None for those it refuses."""
+    if x != x:
+        return "NaN"
+    if x in (float("inf"), float("-inf")):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return repr(x)
+    text = repr(x)
+    if not 0.001 <= abs(x) < 1e7 or "e" in text or len(text.partition(".")[2]) > 6:
+        return None
+    return text
+
+
+@FEW
+@given(st.one_of(st.floats(), st.integers(-10**6, 10**6).map(lambda n: n / 1000), st.sampled_from([2.3, 0.1, 1e7])))
+def test_tostring_of_a_float_is_javas_or_refused(driver, x):
+    expected = java_text(x)
+    if expected is None:
+        with pytest.raises(ClientError, match="cannot write as Neo4j does"):
+            driver.execute_query("RETURN toString($x)", {"x": x})
+    else:
+        assert value(driver, "RETURN toString($x)", x=x) == expected
+
+
+def test_tostring_of_other_values_is_unchanged(driver):
+    assert value(driver, "RETURN [v IN [1, 2.3, true, 'apa', null] | toString(v)]") == ["1", "2.3", "true", "apa", None]

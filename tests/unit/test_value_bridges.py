@@ -132,3 +132,9 @@ def test_copies_of_expressions_carry_the_dialects_edits():
     body = sent("RETURN datetime('2015-W30-2T21:40:32Z').epochSeconds AS s")
     assert "datetime(" not in body.replace("localdatetime(", "") and "'2015-07-21T21:40:32'" in body
     assert sent("RETURN localdatetime($t).epochSeconds AS s").endswith(").epochSeconds AS s")   # not copied
+
+
+def test_tostring_of_a_float_is_refused_while_the_query_runs_when_it_cannot_be_written():
+    plan = PLANNER.plan("RETURN toString(n.score) AS s")
+    assert "range(0, 0, CASE WHEN" in plan.body and "E notation" in plan.refusals[0]
+    assert sent("RETURN toString(id(n)) AS s, toString('x') AS t") is None

@@ -1,0 +1,53 @@
+"""`toString()` of a float as Neo4j writes it, or refused while the query runs.
+
+FalkorDB formats a float with `%f` (`toString(2.3)` is '2.300000', `toString(1e-9)` '0.000000');
+Neo4j writes Java's shortest form ('2.3', '1.0E-9'). Between 0.001 and 10^7 Java writes plain
+decimals, and when the shortest form has at most six of them, it is the `%f` text cut after the
+first k decimals whose value is the float: the smallest k with round(x * 10^k) / 10^k = x,
+computed in doubles (FalkorDB's `toFloat` reads strings in single precision). Other floats (more digits, or Java's E notation) fail the query
+with a message saying so (`Context.refuse_when`); NaN and the infinities are written as Neo4j
+writes them.
+"""
+
+from __future__ import annotations
+
+from ..cypher import ast as A
+from .rule import Context, Edit, Rule, copy, copyable
+
+#: Functions whose value is never a float.
+NOT_FLOAT = frozenset({"id", "elementid", "size", "length", "count", "tointeger", "tostring", "toboolean",
+                       "labels", "type", "keys", "tolower", "toupper", "trim", "ltrim", "rtrim", "substring",
+                       "replace", "left", "right", "date", "datetime", "localdatetime", "localtime",
+                       "duration", "timestamp", "char_length", "character_length"})
+REFUSAL = ("toString() of a float the embedded FalkorDB cannot write as Neo4j does (it has more than "
+           "six decimals, or Neo4j writes it in E notation, below 0.001 or from 10^7): round it first "
+           "(toString(round(x, 6))) or format it in the application. (A limit of the embedded "
+           "FalkorDB; Neo4j accepts this query.)")
+
+
+def _never_float(expr: A.Expr) -> bool:
+    if isinstance(expr, A.Literal):
+        return not isinstance(expr.value, float)
+    if isinstance(expr, A.FunctionCall):
+        return expr.lower_name in NOT_FLOAT
+    return isinstance(expr, (A.ListLiteral, A.MapLiteral, A.CountStar, A.IsNull, A.ComparisonChain))
+
+
+def java_float_text(call: A.FunctionCall, ctx: Context) -> list[Edit]:
+    if call.lower_name != "tostring" or len(call.args) != 1 or _never_float(call.args[0]) \
+            or not copyable(call.args[0]):
+        return []
+    x = copy(call.args[0], ctx)
+    decimals = "head([__k IN range(1, 6) WHERE abs(__f) < 1.0 / 0 AND round(__f * 10.0 ^ __k) / 10.0 ^ __k = __f])"
+    written = (f"CASE WHEN __f <> __f THEN 'NaN' WHEN __f = 1.0 / 0 THEN 'Infinity' "
+               f"WHEN __f = -1.0 / 0 THEN '-Infinity' WHEN __f = 0.0 THEN "
+               f"CASE WHEN toString(__f) STARTS WITH '-' THEN '-0.0' ELSE '0.0' END "
+               f"ELSE left(toString(__f), size(toString(__f)) - 6 + coalesce({decimals}, 6)) END")
+    unwritable = (f"__f = __f AND abs(__f) < 1.0 / 0 AND __f <> 0.0 AND "
+                  f"(abs(__f) < 0.001 OR abs(__f) >= 10000000.0 OR {decimals} IS NULL)")
+    floats = f"CASE WHEN typeOf({x}) = 'Float' THEN {x} ELSE 1.0 END"          # never an error
+    text = f"[__f IN [{floats}] | {ctx.refuse_when(written, unwritable, REFUSAL)}][0]"
+    return [(*call.span, f"CASE WHEN typeOf({x}) = 'Float' THEN {text} ELSE toString({x}) END")]
+
+
+RULES = (Rule(A.FunctionCall, java_float_text, ("tostring",), r"tostring\s*\("),)
