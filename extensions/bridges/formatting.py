@@ -3,8 +3,9 @@
 FalkorDB formats a float with `%f` (`toString(2.3)` is '2.300000', `toString(1e-9)` '0.000000');
 Neo4j writes Java's shortest form ('2.3', '1.0E-9'). Between 0.001 and 10^7 Java writes plain
 decimals, and when the shortest form has at most six of them, it is the `%f` text cut after the
-first k decimals whose value is the float: the smallest k with round(x * 10^k) / 10^k = x,
-computed in doubles (FalkorDB's `toFloat` reads strings in single precision). Other floats (more digits, or Java's E notation) fail the query
+decimals, less its trailing zeros; it has at most six exactly when round(x * 10^6) / 10^6 = x
+(computed in doubles: FalkorDB's `toFloat` reads strings in single precision). The text is
+built without list comprehensions, which would cost the query its nesting budget. Other floats (more digits, or Java's E notation) fail the query
 with a message saying so (`Context.refuse_when`); NaN and the infinities are written as Neo4j
 writes them.
 """
@@ -38,15 +39,16 @@ def java_float_text(call: A.FunctionCall, ctx: Context) -> list[Edit]:
             or not copyable(call.args[0]):
         return []
     x = copy(call.args[0], ctx)
-    decimals = "head([__k IN range(1, 6) WHERE abs(__f) < 1.0 / 0 AND round(__f * 10.0 ^ __k) / 10.0 ^ __k = __f])"
-    written = (f"CASE WHEN __f <> __f THEN 'NaN' WHEN __f = 1.0 / 0 THEN 'Infinity' "
-               f"WHEN __f = -1.0 / 0 THEN '-Infinity' WHEN __f = 0.0 THEN "
-               f"CASE WHEN toString(__f) STARTS WITH '-' THEN '-0.0' ELSE '0.0' END "
-               f"ELSE left(toString(__f), size(toString(__f)) - 6 + coalesce({decimals}, 6)) END")
-    unwritable = (f"__f = __f AND abs(__f) < 1.0 / 0 AND __f <> 0.0 AND "
-                  f"(abs(__f) < 0.001 OR abs(__f) >= 10000000.0 OR {decimals} IS NULL)")
-    floats = f"CASE WHEN typeOf({x}) = 'Float' THEN {x} ELSE 1.0 END"          # never an error
-    text = f"[__f IN [{floats}] | {ctx.refuse_when(written, unwritable, REFUSAL)}][0]"
+    f = f"CASE WHEN typeOf({x}) = 'Float' THEN {x} ELSE 1.0 END"          # never an error
+    s = f"toString({f})"
+    zeros = " ".join(f"WHEN right({s}, {6 - k}) = '{'0' * (6 - k)}' THEN {k}" for k in range(1, 6))
+    written = (f"CASE WHEN {x} <> {x} THEN 'NaN' WHEN {x} = 1.0 / 0 THEN 'Infinity' "
+               f"WHEN {x} = -1.0 / 0 THEN '-Infinity' WHEN {x} = 0.0 THEN "
+               f"CASE WHEN {s} STARTS WITH '-' THEN '-0.0' ELSE '0.0' END "
+               f"ELSE left({s}, size({s}) - 6 + CASE {zeros} ELSE 6 END) END")
+    unwritable = (f"typeOf({x}) = 'Float' AND {x} = {x} AND abs({f}) < 1.0 / 0 AND {x} <> 0.0 AND "
+                  f"(abs({f}) < 0.001 OR abs({f}) >= 10000000.0 OR round({f} * 1000000.0) / 1000000.0 <> {f})")
+    text = ctx.refuse_when(written, unwritable, REFUSAL)
     return [(*call.span, f"CASE WHEN typeOf({x}) = 'Float' THEN {text} ELSE toString({x}) END")]
 
 
