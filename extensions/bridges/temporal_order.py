@@ -112,18 +112,6 @@ def order_keys(projection: A.With | A.Return, ctx: Context) -> list[Edit]:
     return edits
 
 
-_COPYABLE = (A.Variable, A.Property, A.Index, A.Literal, A.Parameter, A.MapLiteral, A.ListLiteral)
-
-
-def copyable(expr: A.Expr) -> bool:
-    """Whether `expr` may be written out again from its text: only variables, properties,
-    literals and date arithmetic (an extension call or an aggregate in it is rewritten or
-    mapped to its column by its text, which a copy would miss)."""
-    return all(isinstance(n, _COPYABLE) or isinstance(n, A.BinaryOp) and n.op in ("+", "-")
-               or isinstance(n, A.FunctionCall) and n.lower_name in TEMPORAL_FUNCTIONS | {"duration"}
-               for n in expr.walk())
-
-
 def extremes(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     """`min(x)` / `max(x)` over dates or date-times by their zero-padded ISO text."""
     if call.lower_name not in ("min", "max") or len(call.args) != 1 or never_temporal(call.args[0]) \
