@@ -35,6 +35,16 @@ def copyable(expr: A.Expr) -> bool:
                         and any(isinstance(a, A.Parameter) for a in n.args)) for n in expr.walk())
 
 
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp",
+                        "percentilecont", "percentiledisc"})
+
+
+def aggregates(expr: A.Expr) -> bool:
+    """Whether `expr` holds an aggregate (FalkorDB refuses one inside a list comprehension)."""
+    return any(isinstance(n, A.CountStar) or isinstance(n, A.FunctionCall) and n.lower_name in AGGREGATES
+               for n in expr.walk())
+
+
 def copy(expr: A.Expr, ctx: "Context") -> str:
     """The text of a `copyable` expression as FalkorDB must see it: `datetime(...)` as
     `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `dialect.py`

@@ -11,7 +11,8 @@ the year when the years differ and by FalkorDB within a year:
   keep their edits). A side that can never be a date (a number or string literal, arithmetic,
   `count()`, ...) leaves the comparison alone. A comparison with a parameter is rewritten only
   when the parameter holds a date or date-time (`Context.conditional`), so `n.age > $min` keeps
-  its index.
+  its index. A side holding an aggregate (`max(d) < x`) is left to FalkorDB, which cannot
+  aggregate inside a list comprehension.
 - `ORDER BY k` -> `ORDER BY <rank of k>, k`: the year for a date or date-time, below it the
   types Neo4j orders before temporals (maps, nodes, relationships, lists, paths), above it the
   ones after; null stays null, so nulls keep their place.
@@ -28,7 +29,7 @@ import datetime as _dt
 from neo4j.time import Date, DateTime
 
 from ..cypher import ast as A
-from .rule import Context, Edit, Rule, copy, copyable
+from .rule import Context, Edit, Rule, aggregates, copy, copyable
 
 FAR_APART = ("Date", "Datetime")           # FalkorDB's typeOf() names of the affected types
 COMPARISONS = frozenset({"<", ">", "<=", ">="})
@@ -64,7 +65,8 @@ def _year(expr: str) -> str:
 
 
 def compare(op: A.BinaryOp, ctx: Context) -> list[Edit]:
-    if op.op not in COMPARISONS or never_temporal(op.left) or never_temporal(op.right):
+    if op.op not in COMPARISONS or never_temporal(op.left) or never_temporal(op.right) \
+            or aggregates(op.left) or aggregates(op.right):      # `max(d) < x` is left to FalkorDB
         return []
     v = ctx.fresh("v")
     a, b = f"{v}[0]", f"{v}[1]"

@@ -138,3 +138,8 @@ def test_tostring_of_a_float_is_refused_while_the_query_runs_when_it_cannot_be_w
     plan = PLANNER.plan("RETURN toString(n.score) AS s")
     assert "range(0, 0, CASE WHEN" in plan.body and "E notation" in plan.refusals[0]
     assert sent("RETURN toString(id(n)) AS s, toString('x') AS t") is None
+
+
+def test_a_comparison_holding_an_aggregate_is_left_to_falkordb():
+    """FalkorDB cannot aggregate inside the list comprehension the comparison is written in."""
+    assert "[__v" not in sent("MATCH (n) RETURN max(n.d) < date('2070-01-01') AS x")
