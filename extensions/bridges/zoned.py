@@ -4,8 +4,9 @@ The proxy runs `datetime(...)` as `localdatetime(...)` (`dialect.py`), refusing 
 UTC (`temporal.py`), so the value is the right instant in UTC; only its type is lost, because
 FalkorDB has a single date-time type. Where the query itself says which one a returned column
 is, the proxy gives it back as Neo4j would: a RETURN item `datetime(...)`, or a parameter sent
-as a date-time in UTC (`RETURN $at`), comes back zoned in UTC. A date-time read from the graph
-cannot say whether it was written by `datetime()` or `localdatetime()` and comes back local.
+as a date-time in UTC (`RETURN $at`), directly or through WITH aliases, comes back zoned in
+UTC. A date-time read from the graph cannot say whether it was written by `datetime()` or
+`localdatetime()` and comes back local.
 """
 
 from __future__ import annotations
@@ -22,15 +23,31 @@ from .rule import Context, Edit, Rule
 
 
 def zoned_columns(ret: A.Return, ctx: Context) -> list[Edit]:
-    """Note the final RETURN's columns that are zoned date-times (`Context.zoned`)."""
+    """Note the final RETURN's columns that are zoned date-times (`Context.zoned`), also through
+    WITH aliases (`WITH datetime() AS now ... RETURN now`)."""
     if len(ctx.query.parts) != 1 or ctx.query.parts[0].clauses[-1] is not ret or ret.star:
         return []
+    bound: dict[str, A.Expr] = {}
+    for clause in ctx.query.parts[0].clauses[:-1]:
+        if isinstance(clause, A.With):
+            bound = {**(bound if clause.star else {}),
+                     **{_name(item): _source(item.expr, bound) for item in clause.items if _name(item)}}
     for index, item in enumerate(ret.items):
-        if isinstance(item.expr, A.FunctionCall) and item.expr.lower_name == "datetime":
+        expr = _source(item.expr, bound)
+        if isinstance(expr, A.FunctionCall) and expr.lower_name == "datetime":
             ctx.zoned[index] = None
-        elif isinstance(item.expr, A.Parameter):
-            ctx.zoned[index] = item.expr.name
+        elif isinstance(expr, A.Parameter):
+            ctx.zoned[index] = expr.name
     return []
+
+
+def _name(item: A.ReturnItem) -> str | None:
+    return item.alias or (item.expr.name if isinstance(item.expr, A.Variable) else None)
+
+
+def _source(expr: A.Expr, bound: dict[str, A.Expr]) -> A.Expr:
+    """What a variable projected by earlier WITHs stands for."""
+    return bound.get(expr.name, expr) if isinstance(expr, A.Variable) else expr
 
 
 def utc_columns(zoned: dict[int, str | None], params: dict[str, Any]) -> list[int]:

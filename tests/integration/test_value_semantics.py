@@ -180,6 +180,7 @@ def test_datetime_comes_back_zoned_in_utc_and_localdatetime_local(driver):
     records, _, _ = driver.execute_query("RETURN $at AS at, $naive AS naive",
                                          {"at": at, "naive": at.replace(tzinfo=None)})
     assert records[0]["at"].to_native() == at and records[0]["naive"].tzinfo is None
+    assert value(driver, "WITH datetime() AS now WITH now RETURN now").tzinfo is not None
 
 
 # -- durations --------------------------------------------------------------------------------
