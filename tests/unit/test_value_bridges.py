@@ -143,3 +143,8 @@ def test_tostring_of_a_float_is_refused_while_the_query_runs_when_it_cannot_be_w
 def test_a_comparison_holding_an_aggregate_is_left_to_falkordb():
     """FalkorDB cannot aggregate inside the list comprehension the comparison is written in."""
     assert "[__v" not in sent("MATCH (n) RETURN max(n.d) < date('2070-01-01') AS x")
+
+
+def test_tostring_of_a_range_variable_is_left_alone():
+    assert sent("UNWIND range(2015, 2024) AS year WITH year, toString(year) AS y RETURN y") is None
+    assert sent("UNWIND range(1, 3) AS x WITH x * 0.5 AS x RETURN toString(x) AS s") is not None
