@@ -37,26 +37,9 @@ def _never_float(expr: A.Expr, whole: frozenset[str] = frozenset()) -> bool:
     return isinstance(expr, (A.ListLiteral, A.MapLiteral, A.CountStar, A.IsNull, A.ComparisonChain))
 
 
-def _whole_variables(query: A.Query) -> frozenset[str]:
-    """Variables that never hold a float: `UNWIND range(...) AS v` and WITH aliases of values
-    that are never floats (`toString(year)` over a range of years stays as it is)."""
-    names: set[str] = set()
-    for node in query.walk():
-        if isinstance(node, A.Unwind) and isinstance(node.expr, A.FunctionCall) \
-                and node.expr.lower_name == "range":
-            names.add(node.var.name)
-        elif isinstance(node, A.With):
-            for item in node.items:
-                if item.alias and _never_float(item.expr, frozenset(names)):
-                    names.add(item.alias)
-                elif item.alias:
-                    names.discard(item.alias)
-    return frozenset(names)
-
-
 def java_float_text(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     if call.lower_name != "tostring" or len(call.args) != 1 or not copyable(call.args[0]) \
-            or _never_float(call.args[0], _whole_variables(ctx.query)):
+            or _never_float(call.args[0], ctx.numbers(_never_float)):
         return []
     x = copy(call.args[0], ctx)
     f = f"CASE WHEN typeOf({x}) = 'Float' THEN {x} ELSE 1.0 END"          # never an error

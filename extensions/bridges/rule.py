@@ -45,6 +45,21 @@ def aggregates(expr: A.Expr) -> bool:
                for n in expr.walk())
 
 
+def numeric_variables(query: A.Query, numeric: Callable[[A.Expr, frozenset[str]], bool]) -> frozenset[str]:
+    """Variables that only ever hold what `numeric(expr, names)` accepts: `UNWIND range(...) AS v`
+    and WITH aliases of such values (a later binding of the name to something else drops it)."""
+    names: set[str] = set()
+    for node in query.walk():
+        if isinstance(node, A.Unwind):
+            is_range = isinstance(node.expr, A.FunctionCall) and node.expr.lower_name == "range"
+            (names.add if is_range else names.discard)(node.var.name)
+        elif isinstance(node, (A.With, A.Return)):
+            for item in node.items:
+                if item.alias:
+                    (names.add if numeric(item.expr, frozenset(names)) else names.discard)(item.alias)
+    return frozenset(names)
+
+
 def copy(expr: A.Expr, ctx: "Context") -> str:
     """The text of a `copyable` expression as FalkorDB must see it: `datetime(...)` as
     `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `dialect.py`
@@ -78,6 +93,14 @@ class Context:
     zoned: dict[int, str | None] = field(default_factory=dict)
     #: why the query may be refused while it runs (see `refuse_when`)
     refusals: list[str] = field(default_factory=list)
+    #: per-query facts rules share, computed once (`numbers`)
+    memo: dict[Any, Any] = field(default_factory=dict)
+
+    def numbers(self, numeric: Callable[[A.Expr, frozenset[str]], bool]) -> frozenset[str]:
+        """`numeric_variables(self.query, numeric)`, once per query."""
+        if numeric not in self.memo:
+            self.memo[numeric] = numeric_variables(self.query, numeric)
+        return self.memo[numeric]
 
     def fresh(self, stem: str) -> str:
         return f"__{stem}{next(self.names)}"

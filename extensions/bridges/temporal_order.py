@@ -15,7 +15,9 @@ the year when the years differ and by FalkorDB within a year:
   aggregate inside a list comprehension.
 - `ORDER BY k` -> `ORDER BY <rank of k>, k`: the year for a date or date-time, below it the
   types Neo4j orders before temporals (maps, nodes, relationships, lists, paths), above it the
-  ones after; null stays null, so nulls keep their place.
+  ones after, null included (it then sorts after numbers on `k`, as in Neo4j; a null rank put
+  nulls first in FalkorDB under ORDER BY ... LIMIT). A key that is a number by its form, or a
+  variable bound to numbers (`UNWIND range(...)`, `count(*) AS c`), is left alone.
 - `min(x)`, `max(x)` -> when every value is a date (or every one a date-time), the minimum of
   their zero-padded ISO text, read back; else FalkorDB's own `min`/`max`.
 
@@ -46,15 +48,19 @@ _NOT_TEMPORAL_OPS = frozenset({"*", "/", "%", "^", "AND", "OR", "XOR", "=", "<>"
                                "IN", "STARTS WITH", "ENDS WITH", "CONTAINS", "=~"})
 
 
-def never_temporal(expr: A.Expr) -> bool:
-    """Whether `expr` can never be a date or a date-time (judged from its form only)."""
+def never_temporal(expr: A.Expr, numbers: frozenset[str] = frozenset()) -> bool:
+    """Whether `expr` can never be a date or a date-time, judged from its form and the variables
+    in `numbers` (`rule.numeric_variables`)."""
+    if isinstance(expr, A.Variable):
+        return expr.name in numbers
     if isinstance(expr, (A.Literal, A.ListLiteral, A.MapLiteral, A.CountStar, A.UnaryOp, A.IsNull,
                          A.ComparisonChain)):
         return True
     if isinstance(expr, A.FunctionCall):
-        return expr.lower_name in NOT_TEMPORAL_FUNCTIONS
+        return expr.lower_name in NOT_TEMPORAL_FUNCTIONS or expr.lower_name == "range"
     if isinstance(expr, A.BinaryOp):
-        return expr.op in _NOT_TEMPORAL_OPS or (never_temporal(expr.left) and never_temporal(expr.right))
+        return expr.op in _NOT_TEMPORAL_OPS or (never_temporal(expr.left, numbers)
+                                                and never_temporal(expr.right, numbers))
     return False
 
 
@@ -65,7 +71,10 @@ def _year(expr: str) -> str:
 
 
 def compare(op: A.BinaryOp, ctx: Context) -> list[Edit]:
-    if op.op not in COMPARISONS or never_temporal(op.left) or never_temporal(op.right) \
+    if op.op not in COMPARISONS:
+        return []
+    numbers = ctx.numbers(never_temporal)
+    if never_temporal(op.left, numbers) or never_temporal(op.right, numbers) \
             or aggregates(op.left) or aggregates(op.right):      # `max(d) < x` is left to FalkorDB
         return []
     v = ctx.fresh("v")
@@ -100,15 +109,14 @@ _BEFORE, _AFTER = ("Map", "Node", "Edge", "List", "Path"), 10_000
 def order_keys(projection: A.With | A.Return, ctx: Context) -> list[Edit]:
     edits = []
     aliases = {item.alias: item.expr for item in projection.items if item.alias}
+    numbers = ctx.numbers(never_temporal)
     for item in projection.order_by:
         key = item.expr
-        if never_temporal(key) or not copyable(key) or isinstance(key, A.Variable) and key.name in aliases \
-                and (never_temporal(aliases[key.name]) or not copyable(aliases[key.name])):
+        if never_temporal(key, numbers) or not copyable(key) or isinstance(key, A.Variable) \
+                and key.name in aliases and not copyable(aliases[key.name]):
             continue
         text = copy(key, ctx)
-        before = " ".join(f"WHEN '{name}' THEN -1" for name in _BEFORE)
-        rank = (f"CASE typeOf({text}) WHEN 'Null' THEN null {before} WHEN 'Date' THEN {_year(text)} "
-                f"WHEN 'Datetime' THEN {_year(text)} ELSE {_AFTER} END")
+        rank = f"CASE WHEN typeOf({text}) IN {list(_BEFORE)} THEN -1 ELSE coalesce({_year(text)}, {_AFTER}) END"
         direction = " DESC" if item.descending else ""
         edits.append((key.span[0], key.span[0], f"{rank}{direction}, "))
     return edits

@@ -284,3 +284,10 @@ def test_tostring_of_a_float_is_javas_or_refused(driver, x):
 
 def test_tostring_of_other_values_is_unchanged(driver):
     assert value(driver, "RETURN [v IN [1, 2.3, true, 'apa', null] | toString(v)]") == ["1", "2.3", "true", "apa", None]
+
+
+def test_nulls_sort_last_under_order_by_with_limit(driver):
+    """A null rank key put nulls first in FalkorDB under ORDER BY ... LIMIT."""
+    records, _, _ = driver.execute_query(
+        "WITH [null, 1.0, 0.5] AS l UNWIND range(0, 2) AS i RETURN i, l[i] AS d ORDER BY d + 0 LIMIT 2")
+    assert [r["d"] for r in records] == [0.5, 1.0]
