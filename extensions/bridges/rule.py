@@ -47,8 +47,11 @@ def aggregates(expr: A.Expr) -> bool:
 
 def numeric_variables(query: A.Query, numeric: Callable[[A.Expr, frozenset[str]], bool]) -> frozenset[str]:
     """Variables that only ever hold what `numeric(expr, names)` accepts: `UNWIND range(...) AS v`
-    and WITH aliases of such values (a later binding of the name to something else drops it)."""
+    and WITH aliases of such values (a later binding of the name to something else drops it, and
+    a name that is also a list comprehension's, quantifier's or reduce's variable is never one)."""
     names: set[str] = set()
+    inner = {n.var.name for n in query.walk() if isinstance(n, (A.ListComprehension, A.Quantifier, A.Reduce))}
+    inner |= {n.acc.name for n in query.walk() if isinstance(n, A.Reduce)}
     for node in query.walk():
         if isinstance(node, A.Unwind):
             is_range = isinstance(node.expr, A.FunctionCall) and node.expr.lower_name == "range"
@@ -57,7 +60,7 @@ def numeric_variables(query: A.Query, numeric: Callable[[A.Expr, frozenset[str]]
             for item in node.items:
                 if item.alias:
                     (names.add if numeric(item.expr, frozenset(names)) else names.discard)(item.alias)
-    return frozenset(names)
+    return frozenset(names - inner)
 
 
 def copy(expr: A.Expr, ctx: "Context") -> str:

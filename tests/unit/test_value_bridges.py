@@ -153,3 +153,8 @@ def test_tostring_of_a_range_variable_is_left_alone():
 def test_order_by_keys_bound_to_numbers_are_left_alone():
     assert sent("UNWIND range(1, 9) AS i RETURN i ORDER BY i DESC") is None
     assert sent("MATCH (n) WITH n, count(*) AS c RETURN n ORDER BY c") is None
+
+
+def test_a_comprehension_variable_is_not_taken_for_a_numeric_alias_of_the_same_name():
+    body = sent("UNWIND $values AS value WITH size([x IN $values WHERE x < value]) AS x, value RETURN x")
+    assert "WHERE [__v0 IN [[x, value]] | CASE" in body
