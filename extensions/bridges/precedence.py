@@ -12,8 +12,9 @@ inside the operands keep their edits.
 
 A chain of comparisons means each pair in Neo4j (`a < b = c` is `a < b AND b = c`); FalkorDB
 compares the first result with the next operand (`1 < 2 = true` is true there, false in
-Neo4j), so a chain is written out pair by pair; one whose inner operands cannot be written
-twice (an extension call, `rand()`) is refused.
+Neo4j), so a chain is written out pair by pair (dates compared by year first, see
+`temporal_order`); one whose inner operands cannot be written twice (an extension call,
+`rand()`) is refused.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from proxy.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule, copy, copyable
+from .temporal_order import COMPARISONS, by_year, never_temporal
 
 #: Predicates FalkorDB binds tighter than Neo4j does (`=~` is rewritten whole by `regex.py`
 #: into a bracketed expression).
@@ -61,7 +63,10 @@ def pairwise(chain: A.ComparisonChain, ctx: Context) -> list[Edit]:
                           "out pair by pair; write it with AND (a < b AND b < c). (A limit of the "
                           "embedded FalkorDB.)")
     texts = [copy(operand, ctx) for operand in chain.operands]
-    pairs = [f"{texts[i]} {op} {texts[i + 1]}" for i, op in enumerate(chain.ops)]
+    numbers = ctx.numbers(never_temporal)
+    pairs = [by_year(texts[i], op, texts[i + 1]) if op in COMPARISONS and not (
+                 never_temporal(chain.operands[i], numbers) or never_temporal(chain.operands[i + 1], numbers))
+             else f"{texts[i]} {op} {texts[i + 1]}" for i, op in enumerate(chain.ops)]
     return [(*chain.span, "(" + " AND ".join(pairs) + ")")]
 
 

@@ -78,17 +78,21 @@ def compare(op: A.BinaryOp, ctx: Context) -> list[Edit]:
             or aggregates(op.left) or aggregates(op.right):      # `max(d) < x` is left to FalkorDB
         return []
     v = ctx.fresh("v")
-    a, b = f"{v}[0]", f"{v}[1]"
     edits = [(op.left.span[0], op.left.span[0], f"[{v} IN [["), (op.left.span[1], op.right.span[0], ", "),
-             (op.right.span[1], op.right.span[1],
-              f"]] | CASE WHEN typeOf({a}) = typeOf({b}) AND {_year(a)} <> {_year(b)} "
-              f"THEN {_year(a)} {op.op} {_year(b)} ELSE {a} {op.op} {b} END][0]")]
+             (op.right.span[1], op.right.span[1], f"]] | {by_year(f'{v}[0]', op.op, f'{v}[1]')}][0]")]
     params = [side.name for side in (op.left, op.right) if isinstance(side, A.Parameter)]
     if params and not any(_temporal(side) for side in (op.left, op.right)):
         for name in params:                       # only when the parameter holds a date
             ctx.conditional.setdefault(name, []).extend(edits)
         return []
     return edits
+
+
+def by_year(a: str, op: str, b: str) -> str:
+    """`a op b` decided by the years when `a` and `b` are dates (or date-times) of different
+    years, else by FalkorDB (`a` and `b` are evaluated several times)."""
+    return (f"CASE WHEN typeOf({a}) = typeOf({b}) AND {_year(a)} <> {_year(b)} "
+            f"THEN {_year(a)} {op} {_year(b)} ELSE {a} {op} {b} END")
 
 
 def holds_date(value) -> bool:

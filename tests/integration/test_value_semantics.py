@@ -40,6 +40,7 @@ def test_precedence_is_neo4js(driver, query, expected):
     ("RETURN 1 < 2 = true", False),                         # 1 < 2 AND 2 = true
     ("RETURN 2 = 2 = 2", True),
     ("WITH {a: 1, b: 2, c: 2, d: 3} AS n RETURN n.a < n.b = n.c <> n.d", True),
+    ("WITH date('2070-01-01') AS d RETURN date('1900-01-01') <= d <= date('2069-01-01')", False),
 ])
 def test_a_chain_of_comparisons_compares_each_pair(driver, query, expected):
     assert value(driver, query) is expected
