@@ -28,9 +28,10 @@ BUILTINS = frozenset({
 
 def copyable(expr: A.Expr) -> bool:
     """Whether a rule may write `expr` out more than once (`copy`): Cypher's own functions
-    (BUILTINS) only, and no temporal parameter (`temporal.py` replaces it when the query runs)."""
+    (BUILTINS) only, no temporal parameter (`temporal.py` replaces it when the query runs), and
+    no CASE (a copy outside it would evaluate the branch the CASE does not take)."""
     return not any(isinstance(n, (A.CountStar, A.PatternExpr, A.PatternComprehension, A.ExistsSubquery,
-                                  A.CountSubquery)) or isinstance(n, A.FunctionCall)
+                                  A.CountSubquery, A.CaseExpr)) or isinstance(n, A.FunctionCall)
                    and (n.lower_name not in BUILTINS or n.lower_name in TEMPORAL_KINDS
                         and any(isinstance(a, A.Parameter) for a in n.args)) for n in expr.walk())
 
