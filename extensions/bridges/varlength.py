@@ -9,7 +9,8 @@ wrapped; a RETURN item keeps its column name through the planner's aliasing).
 FalkorDB's path runs the way it traversed, which is not always the pattern's way
 (`(a)-[r*2]->(b:End)` starts at `b`); Neo4j lists the relationships from the pattern's left
 node. So the list is `relationships(rs)`, or its reverse when it does not start there (an
-anonymous left node gets a name to compare with).
+anonymous left node gets a name to compare with). `[r*1..1]` and `[r*..1]` bind one
+relationship in FalkorDB, whose list is `[r]`.
 
 In the MATCH's own WHERE, FalkorDB binds the variable to one relationship at a time, so a WHERE
 that uses it is moved after the MATCH (`MATCH ... WITH *, rs AS rs WHERE ...`: the same rows for
@@ -66,6 +67,10 @@ def _bind(match: A.Match, paths: dict[str, str], ctx: Context) -> list[Edit]:
             if not (isinstance(rel, A.RelPattern) and rel.var is not None and rel.length is not None):
                 continue
             left = path.elements[i - 1] if i and isinstance(path.elements[i - 1], A.NodePattern) else None
+            low, high = rel.length
+            if (low if low is not None else 1) == 1 and high == 1:      # FalkorDB binds one relationship
+                paths[rel.var.name] = f"[{quote_name(rel.var.name)}]"
+                continue
             if left is None:
                 paths[rel.var.name] = f"relationships({quote_name(rel.var.name)})"
                 continue

@@ -165,6 +165,8 @@ def test_a_variable_length_relationship_variable_is_a_list(clean_graph):
     assert value(clean_graph, "MATCH (:A)-[rs:R*]->() WITH rs WHERE rs[1].w = 2 RETURN size(rs)") == 2
     with pytest.raises(ClientError, match="List the columns"):
         clean_graph.execute_query("MATCH (:A)-[rs:R*]->() RETURN *")
+    assert [len(v) for v in (value(clean_graph, "MATCH (:A)-[r*1..1]->() RETURN r"),
+                             value(clean_graph, "MATCH (:A)-[r*..1]->() RETURN r"))] == [1, 1]
 
 
 # -- datetime() is zoned ----------------------------------------------------------------------
