@@ -107,6 +107,13 @@ class Plan:
     derived: dict[str, Any] = field(default_factory=dict)
     #: notifications for an EXPLAIN whose plan shows a cartesian product (FalkorDB)
     cartesian: list = field(default_factory=list)
+    #: bridge edits that depend on a parameter's type (FalkorDB, bridges.variant_edits): the
+    #: query, where its body starts, the edits always made, and the conditional ones
+    variants: tuple | None = None
+    #: returned columns that are zoned date-times (FalkorDB, bridges.zoned)
+    zoned: dict = field(default_factory=dict)
+    #: why the query may be refused while it runs (FalkorDB, bridges.rule.Context.refuse_when)
+    refusals: list = field(default_factory=list)
 
     @property
     def text(self) -> str:

@@ -96,7 +96,7 @@ class ExtensionPlanner:
             return await self._run_command(plan, params, runner)
         if plan.derived:
             params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
-        text = plan.text
+        text = plan.text if plan.variants is None else self._variant(plan, params)
         if plan.prefix == "EXPLAIN":
             for step in plan.steps:
                 if isinstance(step, LateStep):
@@ -121,7 +121,11 @@ class ExtensionPlanner:
                     runner = _Rewriting(runner, edits)
         if isinstance(runner, _Rewriting):
             text = runner.rewrite(text)
-        return await self._run_statement(text, {**params, **values}, runner, plan.prefix == "EXPLAIN")
+        result = await self._refusing(plan, self._run_statement(text, {**params, **values}, runner,
+                                                                plan.prefix == "EXPLAIN"))
+        if plan.zoned and (columns := bridges.zoned.utc_columns(plan.zoned, params)):
+            return bridges.zoned.ZonedColumns(result, columns)
+        return result
 
     async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
         """The statement itself; a write checked against the existence constraints the proxy keeps
@@ -158,12 +162,13 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian, after = {}, [], set()
+        derived, cartesian, after, conditional, zoned, refusals = {}, [], set(), {}, {}, []
         if kind == "falkordb":
             edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
+            conditional, zoned, refusals = bridged.conditional, bridged.zoned, bridged.refusals
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -173,13 +178,38 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not edits and not cartesian and not after and not (tree.options and kind == "falkordb"):
+        if not (edits or cartesian or after or conditional or zoned or tree.options and kind == "falkordb"):
             return None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
+        variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
-                    derived=derived, cartesian=cartesian)
+                    derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
+                    refusals=refusals)
+
+    @staticmethod
+    async def _refusing(plan: Plan, running) -> Result:
+        """The result of `running`; FalkorDB's error for a runtime refusal (bridges) becomes the
+        refusal's own message."""
+        try:
+            return await running
+        except CypherError as exc:
+            if plan.refusals and bridges.RUNTIME_REFUSAL in exc.message:
+                raise CypherError("Neo.ClientError.Statement.UnsupportedOperationError",
+                                  " / ".join(plan.refusals)) from None
+            raise
+
+    @staticmethod
+    def _variant(plan: Plan, params: dict[str, Any]) -> str:
+        """`plan.text` with the bridge edits this run's parameter types call for."""
+        query, start, edits, conditional, after = plan.variants
+        extra = bridges.variant_edits(conditional, params)
+        if not extra:
+            return plan.text
+        body = bridges.after_edits(splice(query, start, len(query), sorted(edits + extra, key=lambda e: (e[0], e[1]))),
+                                   after)
+        return " ".join(part for part in (plan.options, plan.prefix, body) if part)
 
     def _command(self, tree: A.Query) -> tuple | None:
         """(handler, node) when `tree` is a schema command the proxy runs on this backend."""

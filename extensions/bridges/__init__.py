@@ -18,7 +18,20 @@ refuses the query with an error that says what cannot be run faithfully and what
 - SKIP/LIMIT: writes kept under `LIMIT 0`, counts past 32 bits clamped, expressions without
   variables computed as derived parameters (`limits.py`, `constants.py`);
 - APOC functions -> the FalkorDB expression with APOC's result (`compat/apoc_functions.py`);
-- EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
+- EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`);
+- operators FalkorDB groups differently (`2^3^2`, `[1]+2 IN [3]+4`) get explicit parentheses
+  (`precedence.py`);
+- `sum()` of integers stays an exact integer (`aggregates.py`);
+- dates and date-times far apart are compared, ordered, and reduced by `min`/`max` by year first,
+  as FalkorDB's comparison wraps past 68 years (`temporal_order.py`);
+- a variable-length relationship variable is the list of relationships, not a path (`varlength.py`);
+- a returned `datetime(...)` is zoned in UTC, not a local date-time (`zoned.py`);
+- durations are computed as Neo4j does, or refused where FalkorDB would keep or add them
+  differently (`durations.py`);
+- `.epochSeconds`, `.epochMillis`, `duration.inDays(a, b).days` computed from the calendar
+  parts FalkorDB has (`epoch.py`);
+- `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
+  `Context.refuse_when`).
 """
 
 from __future__ import annotations
@@ -32,12 +45,15 @@ from proxy.errors import CypherError
 
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
-from . import lazy_case, limits, notifications, points, regex, subqueries, temporal, writes
-from .rule import Context, Derived, Edit, Rule
+from . import (aggregates, durations, epoch, formatting, lazy_case, limits, notifications, points, precedence,
+               regex, subqueries, temporal, temporal_order, varlength, writes, zoned)
+from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *limits.RULES,
-                              *subqueries.RULES, *lazy_case.RULES, *points.RULES,
-                              *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
+                           *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
+                           *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
+                           *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
+                           *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)
@@ -52,18 +68,25 @@ class Bridged:
     cartesian: list[dict[str, Any]] = field(default_factory=list)
     #: names of the rewrites of the edited text (`after_edits`)
     after: set[str] = field(default_factory=set)
+    #: edits that apply only when the named parameter holds a date (see `variant_edits`)
+    conditional: dict[str, list[Edit]] = field(default_factory=dict)
+    #: returned columns that are zoned date-times (see `zoned.utc_columns`)
+    zoned: dict[int, str | None] = field(default_factory=dict)
+    #: messages for a query refused while it runs (`Context.refuse_when`)
+    refusals: list[str] = field(default_factory=list)
 
 
 def bridge(query: A.Query, text: str) -> Bridged:
     """Every bridge edit for `query` (parsed from `text`); raises `CypherError` for a query that
     cannot run faithfully on FalkorDB."""
     ctx = Context(text, query, (str(i) for i in count()))
-    edits: list[Edit] = []
-    for node in query.walk():
+    ranked: list[tuple[int, Edit]] = []
+    for depth, node in enumerate(query.walk()):
         for rule in _BY_NODE.get(type(node), ()):
-            edits += rule.apply(node, ctx)
+            ranked += [(_nesting(edit, node, depth), edit) for edit in rule.apply(node, ctx)]
+    edits = [edit for _, edit in sorted(ranked, key=lambda r: (r[1][0], r[1][1], r[0]))]
     cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian, ctx.after)
+    return Bridged(edits, ctx.derived, cartesian, ctx.after, ctx.conditional, ctx.zoned, ctx.refusals)
 
 
 _AFTER_EDITS = {"lazy_case": lazy_case.rewrite}
@@ -74,6 +97,20 @@ def after_edits(text: str, after: set[str]) -> str:
     for name in sorted(after):
         text = _AFTER_EDITS[name](text)
     return text
+
+
+def variant_edits(conditional: dict[str, list[Edit]], params: dict[str, Any]) -> list[Edit]:
+    """The conditional edits this run's parameters call for (none when no parameter holds a date)."""
+    chosen = [edit for name, edits in conditional.items() if temporal_order.holds_date(params.get(name))
+              for edit in edits]
+    return list(dict.fromkeys(chosen))
+
+
+def _nesting(edit: Edit, node, order: int) -> int:
+    """Of insertions at one position, an outer node's opening text comes first and its closing
+    text last: `((a <= b))` around nested rewrites (`order` is the node's pre-order index)."""
+    start, end, _ = edit
+    return -order if start == end == node.span[1] else order
 
 
 def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool = False) -> dict[str, Any]:
@@ -93,4 +130,5 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
 def triggers() -> tuple:
     """(substring, regex) pairs in the shape `dialect.triggers` returns."""
     pairs = [(rule.words, rule.regex) for rule in RULES] + list(notifications.TRIGGERS)
-    return tuple((word, re.compile(regex)) for words, regex in pairs for word in words)
+    unique = dict.fromkeys((word, regex) for words, regex in pairs for word in words)
+    return tuple((word, re.compile(regex)) for word, regex in unique)

@@ -1,4 +1,4 @@
-"""Zoned date-times on a database without zones: refuse, never change the value silently.
+"""Temporal values FalkorDB cannot hold or misreads: rewrite exactly, or refuse; never change them.
 
 FalkorDB has no zoned temporal types: `dialect.py` runs `datetime(...)` as `localdatetime(...)`,
 and FalkorDB's parser drops an offset or zone it finds in the string
@@ -8,6 +8,11 @@ proxy stores date-times (Neo4j's default time zone is UTC too). Anything else is
 error that names the zone and shows the UTC instant to store instead, with the zone in a
 property of its own if it matters. Literals are checked when the query is planned, parameters
 when it runs; strings read from the graph are parsed by FalkorDB as they are.
+
+The same goes for `date`, `localtime` and `localdatetime`: a string is read by the proxy
+(`temporal_text.py`: week and ordinal dates, basic forms) and handed to FalkorDB in the one form
+it reads right; a fraction of a second, which FalkorDB would drop, is refused with the way to
+store it, in a string or in a map (`millisecond`, `microsecond`, `nanosecond`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from proxy.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule
+from .temporal_text import Fraction, Unreadable, canonical
 
 _ZONED = re.compile(r"T[\d:.,]*?(?P<offset>Z|[+-]\d{2}(?::?\d{2}(?::?\d{2})?)?)?(?:\[(?P<zone>[^\]]+)\])?\s*\Z")
 _UTC_OFFSETS = {"Z", "+00", "-00", "+00:00", "-00:00", "+0000", "-0000"}
@@ -67,35 +73,80 @@ def _utc_hint(value: str) -> str:
     return f", datetime('{utc.isoformat()}Z')"
 
 
-def zoned_literals(call: A.FunctionCall, ctx: Context) -> list[Edit]:
-    """`datetime('...+02:00')`, `datetime({..., timezone: 'Europe/Oslo'})`: refused; a
-    `datetime($p)` parameter is checked when the query runs."""
-    if call.lower_name != "datetime" or len(call.args) != 1:
+#: Neo4j's constructors FalkorDB has (datetime() is run as localdatetime(), see dialect.py).
+KINDS = frozenset({"date", "localtime", "localdatetime", "datetime"})
+SUB_SECOND = frozenset({"millisecond", "microsecond", "nanosecond"})
+
+
+def temporal_values(call: A.FunctionCall, ctx: Context) -> list[Edit]:
+    """`datetime('...+02:00')`, `localtime('21:40:32.142')`, `date({..., nanosecond: 5})`:
+    refused; `date('2015-202')` -> `date('2015-07-21')`; a parameter is checked when the query
+    runs (`$__tsN`)."""
+    kind = call.lower_name
+    if kind not in KINDS or len(call.args) != 1:
         return []
-    arg = call.args[0]
+    arg, shown = call.args[0], call.text_in(ctx.text)
     if isinstance(arg, A.Literal) and isinstance(arg.value, str):
-        zone = zone_of(arg.value)
-        if zone:
-            raise refuse(call.text_in(ctx.text), zone, arg.value)
-    elif isinstance(arg, A.MapLiteral):
-        for key, value in arg.items:
-            if key.lower() == "timezone" and isinstance(value, A.Literal) and isinstance(value.value, str) \
-                    and value.value.upper() not in _UTC_ZONES | _UTC_OFFSETS:
-                raise refuse(call.text_in(ctx.text), value.value)
+        written = readable(arg.value, kind, shown)
+        return [] if written == arg.value else [(*arg.span, f"'{written}'")]
+    if isinstance(arg, A.MapLiteral):
+        _check_map(arg, kind, shown)
     elif isinstance(arg, A.Parameter):
-        name = ctx.fresh("dt")
-        ctx.derived[name] = lambda params, source=arg.name: _checked(params, source)
+        name = ctx.fresh("ts")
+        ctx.derived[name] = lambda params, source=arg.name: _checked(params, source, kind)
         return [(*arg.span, f"${name}")]
     return []
 
 
-def _checked(params: dict[str, Any], name: str) -> Any:
-    if name not in params:
-        raise CypherError("Neo.ClientError.Statement.ParameterMissing", f"Expected parameter(s): {name}")
-    value = params[name]
-    if isinstance(value, str) and (zone := zone_of(value)):
-        raise refuse(f"datetime(${name}) with ${name} = '{value}'", zone, value)
+def readable(text: str, kind: str, shown: str) -> str:
+    """`text` in the form FalkorDB reads as Neo4j does, or the error that refuses it."""
+    try:
+        value, zone = canonical(text, kind)
+    except Fraction as exc:
+        raise fraction_error(shown, f".{exc.fraction}") from None
+    except Unreadable:
+        raise CypherError(UNSUPPORTED, f"{shown}: the proxy cannot read '{text}' as a {kind}, and the "
+                          "embedded FalkorDB would misread it. Write it in ISO 8601 form, e.g. "
+                          f"'{_EXAMPLES[kind]}'. (A limit of the embedded FalkorDB.)") from None
+    if zone and zone_of("T" + zone):
+        raise refuse(shown, zone_of("T" + zone), text)
     return value
 
 
-RULES = (Rule(A.FunctionCall, zoned_literals, ("datetime",), r"datetime\s*\("),)
+def fraction_error(shown: str, fraction: str) -> CypherError:
+    """The error for a temporal value `shown` with a `fraction` of a second (as written)."""
+    return CypherError(
+        UNSUPPORTED,
+        f"{shown} has a fraction of a second ({fraction}): the embedded FalkorDB keeps times and "
+        "date-times to the whole second, and storing it cut would break equality, MERGE and "
+        "ordering later. Store the whole seconds as the temporal value and the fraction in a "
+        "property of its own (e.g. {at: localdatetime('2015-07-21T21:40:32'), nanos: 142000000}), "
+        "or the instant as epoch milliseconds (an integer); from Python, "
+        "value.replace(microsecond=0). (A limit of the embedded FalkorDB; Neo4j accepts this query.)")
+
+
+_EXAMPLES = {"date": "2015-07-21", "localtime": "21:40:32", "localdatetime": "2015-07-21T21:40:32",
+             "datetime": "2015-07-21T21:40:32Z"}
+
+
+def _check_map(arg: A.MapLiteral, kind: str, shown: str) -> None:
+    for key, value in arg.items:
+        lowered = key.lower()
+        if lowered in SUB_SECOND and not (isinstance(value, A.Literal) and value.value == 0):
+            written = value.value if isinstance(value, A.Literal) else "..."
+            raise fraction_error(shown, f"{key}: {written}")
+        if kind == "datetime" and lowered == "timezone" and isinstance(value, A.Literal) \
+                and isinstance(value.value, str) and value.value.upper() not in _UTC_ZONES | _UTC_OFFSETS:
+            raise refuse(shown, value.value)
+
+
+def _checked(params: dict[str, Any], name: str, kind: str) -> Any:
+    if name not in params:
+        raise CypherError("Neo.ClientError.Statement.ParameterMissing", f"Expected parameter(s): {name}")
+    value = params[name]
+    if isinstance(value, str):
+        return readable(value, kind, f"{kind}(${name}) with ${name} = '{value}'")
+    return value
+
+
+RULES = (Rule(A.FunctionCall, temporal_values, ("date", "time"), r"(?:date|time)\s*\("),)

@@ -9,10 +9,12 @@ and quoted names blanked by the same lexer as the write and nesting checks, so `
 backtick-quoted.
 
 What FalkorDB keeps (measured on 4.16): dates 0001-01-01..9999-12-31; local date-times and
-local times to the whole second (it drops fractions, so they are not sent); durations as whole
-seconds, and it normalises mixed-sign or >30-day parts through a calendar; points as float32
-(about 7 significant digits). It has no zoned date-time or time and no cartesian or 3D point:
-those are TypeErrors rather than silently different values.
+local times to the whole second (it would drop a fraction, so one is refused, never cut);
+durations as whole seconds, and it normalises mixed-sign or >30-day parts through a calendar;
+points as float32 (about 7 significant digits). It has no zoned date-time or time and no
+cartesian or 3D point: those are TypeErrors rather than silently different values, except a
+date-time in UTC (`datetime.now(timezone.utc)` without its microseconds), which is the instant
+the proxy stores date-times as (see extensions/bridges/temporal.py).
 
 FalkorDB names an unaliased column by its text, so `RETURN $d` would come back as
 "date('2024-01-01')"; `Inlined.column` maps such names back to what the client wrote.
@@ -29,7 +31,7 @@ from typing import Any
 from neo4j.time import Date, DateTime, Duration, Time
 
 from extensions.cypher.tokens import string_value
-from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, to_literal
+from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, stored_duration, to_literal
 from proxy.errors import CypherError
 from proxy.values import Point
 
@@ -118,7 +120,8 @@ def to_expression(value: Any, name: str = "p") -> str:
     if isinstance(value, float):
         return _float(value)
     if isinstance(value, (_dt.datetime, DateTime)):
-        _refuse_zone(value, name, "date-time", "localdatetime")
+        value = _utc(value, name)
+        _refuse_fraction(value, name, "date-time")
         # The map form: FalkorDB's string parser fails on exactly 1969-12-31T23:59:59 (mktime's -1).
         return (f"localdatetime({{year: {value.year}, month: {value.month}, day: {value.day}, "
                 f"hour: {value.hour}, minute: {value.minute}, second: {value.second}}})")
@@ -126,14 +129,24 @@ def to_expression(value: Any, name: str = "p") -> str:
         return f"date('{value.year:04d}-{value.month:02d}-{value.day:02d}')"
     if isinstance(value, (_dt.time, Time)):
         _refuse_zone(value, name, "time", "localtime")
+        _refuse_fraction(value, name, "time")
         return f"localtime('{value.hour:02d}:{value.minute:02d}:{value.second:02d}')"
     if isinstance(value, _dt.timedelta):
         value = Duration(days=value.days, seconds=value.seconds, microseconds=value.microseconds)
     if isinstance(value, Duration):                     # seconds share the nanoseconds' sign
+        if value.nanoseconds:
+            raise param_error(name, f"the duration {value.iso_format()}", "FalkorDB keeps durations "
+                              "to the whole second, and a cut value would differ from what was "
+                              "sent; send whole seconds, and the fraction as a number of its own")
         if abs(value.months * _MONTH + value.days * 86400 + value.seconds) > _MAX_DURATION_SECONDS:
             raise param_error(name, f"the duration {value.iso_format()}", "FalkorDB keeps durations "
                               "exactly up to about 83 million years (10^9 months); send a larger "
                               "one as a number of months or seconds")
+        if stored_duration(value.months, value.days, value.seconds) != value:
+            raise param_error(name, f"the duration {value.iso_format()}", "FalkorDB keeps a duration as "
+                              "an offset from 1970-01-01 and would give it back as another one (P40D "
+                              "as P1M9D); it keeps whole months, 0 to 27 days and under 24 hours, all "
+                              "of one sign. Send a number of days or seconds as an integer instead")
         return f"duration({{months: {value.months}, days: {value.days}, seconds: {value.seconds}}})"
     if isinstance(value, Point):
         return _point(value, name)
@@ -165,13 +178,32 @@ def _point(value: Point, name: str) -> str:
     return f"point({{latitude: {_float(float(value[1]))}, longitude: {_float(float(value[0]))}}})"
 
 
+def _utc(value: Any, name: str) -> Any:
+    """A date-time in UTC as the naive UTC date-time FalkorDB stores; other zones are refused."""
+    if value.tzinfo is not None and value.utcoffset() == _dt.timedelta(0):
+        return value.replace(tzinfo=None)
+    _refuse_zone(value, name, "date-time", "localdatetime")
+    return value
+
+
+def _refuse_fraction(value: Any, name: str, kind: str) -> None:
+    fraction = getattr(value, "nanosecond", None)
+    if fraction is None:
+        fraction = value.microsecond * 1000
+    if fraction:
+        raise param_error(name, f"a {kind} with a fraction of a second ({value.isoformat()})",
+                          "FalkorDB keeps times and date-times to the whole second, and a cut value "
+                          "would break equality and MERGE later; send the whole seconds "
+                          "(value.replace(microsecond=0)) and the fraction as a property of its own, "
+                          "or the instant as epoch milliseconds (an integer)")
+
+
 def _refuse_zone(value: Any, name: str, kind: str, local: str) -> None:
     if value.tzinfo is not None:
         raise param_error(name, f"a {kind} with a time zone ({value.tzinfo})",
                           f"FalkorDB has only local {kind}s ({local}), and dropping the zone would "
-                          "change the value; convert it yourself, e.g. to UTC and strip the zone "
-                          "(value.astimezone(timezone.utc).replace(tzinfo=None)), or send it as an "
-                          "ISO 8601 string")
+                          "change the value; convert it to UTC yourself "
+                          "(value.astimezone(timezone.utc)), or send it as an ISO 8601 string")
 
 
 #: String literals at least this long travel as parameters instead: FalkorDB parses query text

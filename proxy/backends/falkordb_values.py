@@ -282,6 +282,17 @@ def _duration(raw: int, schema: Schema) -> Duration:
     return Duration(months=(year - 1970) * 12 + month - 1, days=day - 1, seconds=second)
 
 
+def stored_duration(months: int, days: int, seconds: int) -> Duration | None:
+    """The duration FalkorDB gives back for one built from these parts (it keeps the instant
+    1970-01-01 + duration, see `_duration`), or None when that instant is outside its calendar."""
+    years, month = divmod(months, 12)
+    try:
+        start = _dt.date(1970 + years, month + 1, 1).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
+    return _duration((start + days) * 86400 + seconds, None)
+
+
 _DECODERS = {
     4: lambda raw, schema: raw == b"true",
     5: _float,
