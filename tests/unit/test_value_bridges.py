@@ -85,7 +85,7 @@ def test_a_comparison_with_a_parameter_is_rewritten_only_for_a_date():
     from extensions import bridges
     plan = PLANNER.plan("MATCH (n:P) WHERE n.age > $m RETURN n")
     assert plan.body == "MATCH (n:P) WHERE n.age > $m RETURN n"           # keeps the index seek
-    query, start, edits, conditional = plan.variants
+    query, start, edits, conditional, _ = plan.variants
     assert bridges.variant_edits(conditional, {"m": 5}) == []
     assert bridges.variant_edits(conditional, {"m": __import__("datetime").date(2000, 1, 1)})
 
