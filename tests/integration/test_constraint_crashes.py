@@ -80,8 +80,8 @@ def test_violations_after_refused_transactions_answer_and_crash_nothing(served, 
         else:
             driver.execute_query(f"MERGE (n:{fresh_label} {{k: 2}}) SET n.v = timestamp()")
     for _ in range(3):                                     # each one refused, by the same answer
-        with pytest.raises(ConstraintError) as caught:
-            driver.session().run(f"CREATE (:{fresh_label} {{k: 0}})").consume()
+        with driver.session() as session, pytest.raises(ConstraintError) as caught:
+            session.run(f"CREATE (:{fresh_label} {{k: 0}})").consume()
         assert caught.value.code == "Neo.ClientError.Schema.ConstraintValidationFailed"
     expected = [0, 2] if sequence.startswith("committed") else [0]
     assert [r["k"] for r in values(driver, fresh_label)] == expected
@@ -142,7 +142,8 @@ def test_random_sequences_answer_as_a_unique_index_would(served, steps):
         refused = key in taken
         try:
             if kind == "auto":
-                driver.session().run(f"CREATE (:{label} {{k: $k}})", k=key).consume()
+                with driver.session() as session:
+                    session.run(f"CREATE (:{label} {{k: $k}})", k=key).consume()
             elif kind == "two-row":
                 # MERGE matches a node it created before; any other node with the key refuses it
                 refused = any(k in taken and not taken[k] for k in (key + 10, key))
@@ -181,14 +182,14 @@ def test_a_statement_that_crashes_the_database_twice_is_refused_for_good(served)
 
     for attempt in range(2):
         crash_the_primary_while_it_runs()
-        with pytest.raises((neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.TransientError,
-                            DatabaseError)) as caught:
-            driver.session().run(slow).consume()
+        with driver.session() as session, pytest.raises((neo4j.exceptions.ServiceUnavailable,
+                                                         neo4j.exceptions.TransientError, DatabaseError)) as caught:
+            session.run(slow).consume()
         assert wait_until(lambda: _answers(driver), timeout=60), "the database did not come back"
     assert isinstance(caught.value, DatabaseError) and not caught.value.is_retryable()
     assert caught.value.code == "Neo.DatabaseError.Statement.ExecutionFailed"
-    with pytest.raises(DatabaseError, match="crashed the embedded FalkorDB 2 times"):
-        driver.session().run(slow).consume()                # refused at once, not run
+    with driver.session() as session, pytest.raises(DatabaseError, match="crashed the embedded FalkorDB 2 times"):
+        session.run(slow).consume()                          # refused at once, not run
     assert driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
 
 
