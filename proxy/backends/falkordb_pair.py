@@ -21,6 +21,12 @@ is. Recovery therefore only ever undoes work that was never acknowledged.
 
 A watchdog pings both servers; a dead or wedged primary is killed and the pair restarted on the
 same files by the same rule (`generation` counts restarts so open transactions learn of it).
+
+Three FalkorDB 4.16 bugs shape how a server is (re)loaded (falkordb_upkeep.py has the table): a
+full re-sync always goes into a new process on empty files (`_resync_fresh`), after every load
+the indexes a load leaves broken are rebuilt before the loaded server is relied on
+(`rebuild_loaded_indexes`), and a write that failed after creating entities realigns the
+servers' reusable ids by promoting the replica (`discard_failed_write`).
 """
 
 from __future__ import annotations
