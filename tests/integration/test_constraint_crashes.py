@@ -198,3 +198,26 @@ def _answers(driver) -> bool:
         return driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
     except (neo4j.exceptions.ServiceUnavailable, neo4j.exceptions.TransientError, ClientError, DatabaseError):
         return False
+
+
+@pytest.mark.parametrize("constraint", ["IS NOT NULL", "IS NODE KEY"])
+def test_existence_and_key_violations_answer_and_crash_nothing(served, constraint):
+    proc, driver, root = served
+    label = f"E{os.urandom(4).hex()}"
+    driver.execute_query(f"CREATE CONSTRAINT {label.lower()}_k FOR (n:{label}) REQUIRE n.k {constraint}")
+    driver.execute_query(f"CREATE (:{label} {{k: 0}})")
+    before = crashes(root), watchdog_restarts(proc)
+    for _ in range(2):
+        with driver.session() as session, session.begin_transaction() as tx:
+            tx.run(f"MERGE (n:{label} {{k: 2}}) SET n.v = 1").consume()
+            with pytest.raises(ConstraintError):
+                tx.run(f"CREATE (:{label} {{other: 1}})").consume()      # no k
+            tx.rollback()
+    with driver.session() as session, pytest.raises(ConstraintError) as caught:
+        session.run(f"CREATE (:{label} {{other: 1}})").consume()
+    assert caught.value.code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+    if constraint == "IS NODE KEY":
+        with driver.session() as session, pytest.raises(ConstraintError):
+            session.run(f"CREATE (:{label} {{k: 0}})").consume()
+    assert [r["k"] for r in values(driver, label)] == [0]
+    assert (crashes(root), watchdog_restarts(proc)) == before
