@@ -11,6 +11,8 @@ refuses the query with an error that says what cannot be run faithfully and what
   null row) (`writes.py`);
 - zoned `datetime()` literals and parameters are refused rather than stored with the zone
   dropped (`temporal.py`);
+- relationship uniqueness and multiplicity in MATCH: relationships named, `r1 <> r2` /
+  `r IS NOT NULL` added to the MATCH's WHERE (`uniqueness.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`).
 """
 
@@ -24,10 +26,10 @@ from typing import Any
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
-from . import notifications, regex, temporal, writes
+from . import notifications, regex, temporal, uniqueness, writes
 from .rule import Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES)
+RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES)
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

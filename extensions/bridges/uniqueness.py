@@ -1,0 +1,273 @@
+"""Relationship uniqueness and multiplicity in MATCH, as Neo4j matches patterns.
+
+Neo4j matches each relationship at most once per row across a whole MATCH clause (all its
+comma-separated paths); a variable bound earlier and named again is that same relationship.
+FalkorDB 4.16 (and 4.22) does neither, and worse, silently (measured, tests/unit/test_uniqueness.py):
+
+- one relationship is matched twice: `(t {name: 'Tom'})-[:ACTED_IN]->(m)<-[:ACTED_IN]-(co)`
+  lists Tom as his own co-actor, `(a)-[:R]-(b)-[:R]-(c)` on one R gives 2 rows (Neo4j 0);
+  its variable-length traversals are unique only within themselves;
+- parallel relationships collapse when the relationship is not referenced: with two relationships
+  between p and f, `MATCH (p)-[:A|B]->(f) RETURN f, count(*)` counts 1, `MATCH ()-->() RETURN
+  count(*)` 1, `(f)--(p)` 2 rows instead of 4 (FalkorDB issue #1848), `[*1..1]` likewise;
+- a relationship bound by WITH and named again in a MATCH is matched as a new one (all
+  relationships), and without WITH it is refused ("same relationship variable for multiple
+  patterns").
+
+The bridge is the one FalkorDB's maintainers advise, done for the user: every relationship of a
+MATCH gets a name (a fresh one if anonymous), and the MATCH's own WHERE (inside an OPTIONAL MATCH,
+so its null row stays) gets `r1 <> r2` for each pair whose types may overlap, and `r IS NOT NULL`
+for one no pair mentions (any reference makes FalkorDB expand each parallel relationship). A path
+with a variable-length relationship is named (which also keeps its multiplicity), its
+relationships are `relationships(p)`, and its pairs become `NOT r IN rels`, `none(x IN rels1 WHERE
+x IN rels2)` and, within the path, no repeated element. A bound relationship named again becomes a
+fresh one equal to it. Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the
+user's variables instead. Pattern comprehensions get the same predicates in their WHERE; a MERGE
+or a pattern predicate that would need them cannot take a WHERE and is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import combinations
+
+from proxy.errors import CypherError
+
+from ..cypher import ast as A
+from ..cypher.render import name as quote_name
+from ..cypher.tokens import OP, tokenize
+from .rule import Context, Edit, Rule
+
+UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """A relationship of the pattern (`single`) or the relationships of a path with a
+    variable-length one (a list expression); types None: any type."""
+
+    expr: str
+    types: frozenset | None
+    single: bool
+    repeats: bool = False          # a list that may repeat an element within itself
+
+
+def _types(rel: A.RelPattern) -> frozenset | None:
+    labels = rel.types
+    if labels is None:
+        return None
+    if all(isinstance(n, (A.LabelName, A.LabelOr)) for n in labels.walk()):
+        return frozenset(labels.names())
+    return None
+
+
+def _may_share(a: _Unit, b: _Unit) -> bool:
+    return a.types is None or b.types is None or bool(a.types & b.types)
+
+
+def _rels(path: A.PathPattern) -> list[A.RelPattern]:
+    return [e for e in path.elements if isinstance(e, A.RelPattern)]
+
+
+def _supported(paths) -> bool:
+    return all(p.shortest is None and not any(isinstance(e, A.QuantifiedPath) for e in p.elements)
+               for p in paths)
+
+
+class _Naming:
+    """The units of some paths, with the edits that name what the predicates refer to."""
+
+    def __init__(self, ctx: Context, bound: dict[str, str]):
+        self.ctx, self.bound = ctx, bound
+        self.edits: list[Edit] = []
+        self.units: list[_Unit] = []
+        self.equalities: list[str] = []
+        self.referenced: set[str] = set()      # by an equality
+        self.fresh = False
+
+    def add(self, path: A.PathPattern) -> None:
+        rels = _rels(path)
+        if any(rel.length is not None for rel in rels):
+            self._add_list(path, rels)
+        else:
+            for rel in rels:
+                self.units.append(_Unit(self._rel_name(rel), _types(rel), True))
+
+    def _add_list(self, path: A.PathPattern, rels: list[A.RelPattern]) -> None:
+        if path.var is not None:
+            name = quote_name(path.var.name)
+        else:
+            name = self.ctx.fresh("p")
+            self.fresh = True
+            self.edits.append((path.span[0], path.span[0], f"{name} = "))
+        listed = f"relationships({name})"
+        for rel in rels:
+            if rel.var is not None and rel.var.name in self.bound:
+                if rel.length is None:
+                    self._rel_name(rel)
+                elif len(rels) == 1:          # `[rs*]` with rs a bound list: the path's relationships
+                    self.edits.append((*rel.var.span, ""))
+                    self.equalities.append(f"{listed} = {quote_name(rel.var.name)}")
+                else:
+                    raise CypherError(UNSUPPORTED, "A variable-length relationship bound earlier "
+                                      f"(`{rel.var.name}`) next to other relationships in one path cannot "
+                                      "be matched faithfully on the embedded FalkorDB: match it in a "
+                                      "path of its own.")
+        types = [_types(r) for r in rels]
+        merged = None if any(t is None for t in types) else frozenset().union(*types)
+        self.units.append(_Unit(listed, merged, False, repeats=len(rels) > 1))
+
+    def _rel_name(self, rel: A.RelPattern) -> str:
+        """The relationship's variable as the predicates name it; anonymous ones get a fresh
+        name, a bound one a fresh name equal to it."""
+        if rel.var is not None and rel.var.name not in self.bound:
+            return quote_name(rel.var.name)
+        fresh = self.ctx.fresh("u")
+        self.fresh = True
+        if rel.var is not None:
+            self.edits.append((*rel.var.span, fresh))
+            self.equalities.append(f"{fresh} = {quote_name(rel.var.name)}")
+            self.referenced.add(fresh)
+            return fresh
+        text = rel.text_in(self.ctx.text)
+        if "[" in text:
+            at = rel.span[0] + text.index("[") + 1
+            self.edits.append((at, at, fresh))
+        else:                                  # `-->`, `<--`, `--`, `<-->`
+            left = "<-" if rel.direction == "left" else "-"
+            right = "->" if rel.direction == "right" else "-"
+            self.edits.append((*rel.span, f"{left}[{fresh}]{right}"))
+        return fresh
+
+    def predicates(self, *, multiplicity: bool) -> list[str]:
+        """The uniqueness predicates; with `multiplicity`, a reference to every relationship."""
+        out = list(self.equalities)
+        mentioned = set(self.referenced)
+        for unit in self.units:
+            if unit.repeats:
+                out.append(_distinct(unit.expr))
+        for a, b in combinations(self.units, 2):
+            if a.expr == b.expr or not _may_share(a, b):
+                continue
+            out.append(_differ(a, b))
+            mentioned |= {a.expr, b.expr}
+        if multiplicity:
+            out += [f"{u.expr} IS NOT NULL" for u in self.units
+                    if u.single and u.expr not in mentioned]
+        return out
+
+    def needs_predicates(self) -> bool:
+        return bool(self.predicates(multiplicity=False))
+
+
+def _differ(a: _Unit, b: _Unit) -> str:
+    if a.single and b.single:
+        return f"{a.expr} <> {b.expr}"
+    if a.single or b.single:
+        one, many = (a, b) if a.single else (b, a)
+        return f"NOT {one.expr} IN {many.expr}"
+    return f"none(__x IN {a.expr} WHERE __x IN {b.expr})"
+
+
+def _distinct(listed: str) -> str:
+    return f"all(__i IN range(0, size({listed}) - 1) WHERE NOT {listed}[__i] IN {listed}[__i + 1..])"
+
+
+def _where(where: A.Expr | None, at: int, predicates: list[str], joiner: str = " WHERE ") -> list[Edit]:
+    condition = " AND ".join(predicates)
+    if where is None:
+        return [(at, at, f"{joiner}{condition}")]
+    return [(where.span[0], where.span[0], f"{condition} AND ("), (where.span[1], where.span[1], ")")]
+
+
+_FRESH = re.compile(r"(?<![\w`])__[up]\d+\b")
+
+
+def fresh_names(text: str) -> list[str]:
+    """The relationship and path names this bridge added to a rewritten pattern's text (a
+    rewrite that projects the pattern's variables must carry them to the WHERE)."""
+    return list(dict.fromkeys(_FRESH.findall(text)))
+
+
+def _labels_moved(match: A.Match) -> bool:
+    """Whether `dialect` moves a label expression of this MATCH into a WHERE it adds."""
+    from ..dialect import _simple
+    return match.where is None and any(not _simple(n.labels) for n in match.pattern.find_all(A.NodePattern))
+
+
+def unique_in_query(part: A.SingleQuery, ctx: Context) -> list[Edit]:
+    """Every MATCH of one single query; `*` projections after a fresh name list the user's."""
+    edits: list[Edit] = []
+    scope: dict[str, str] = {}
+    fresh = False
+    for clause in part.clauses:
+        if isinstance(clause, A.Match) and _supported(clause.pattern.paths):
+            naming = _Naming(ctx, scope)
+            for path in clause.pattern.paths:
+                naming.add(path)
+            predicates = naming.predicates(multiplicity=True)
+            edits += naming.edits
+            fresh |= naming.fresh
+            if predicates:
+                joiner = " AND " if _labels_moved(clause) else " WHERE "
+                edits += _where(clause.where, clause.span[1], predicates, joiner)
+        elif isinstance(clause, A.Merge) and _supported((clause.path,)):
+            naming = _Naming(ctx, scope)
+            naming.add(clause.path)
+            if naming.needs_predicates():
+                raise CypherError(UNSUPPORTED, "This MERGE pattern has relationships that could match "
+                                  "the same relationship twice, which the embedded FalkorDB does not rule "
+                                  "out (Neo4j does). MATCH the existing part with `WHERE r1 <> r2`, then "
+                                  "MERGE one relationship at a time.")
+        elif isinstance(clause, A._Projection) and fresh:
+            if clause.star:
+                edits += _listed_star(clause, scope, ctx.text)
+            else:
+                fresh = False
+        scope = A.bindings(clause, scope)
+    return edits
+
+
+def _listed_star(clause: A._Projection, scope: dict[str, str], text: str) -> list[Edit]:
+    """`RETURN *` -> `RETURN a, b` (the user's variables, as Neo4j orders them: by name)."""
+    end = clause.items[0].span[0] if clause.items else clause.span[1]
+    star = next((t for t in tokenize(text[clause.span[0]:end]) if t.kind == OP and t.value == "*"), None)
+    if star is None or not scope:
+        return []
+    listed = ", ".join(quote_name(v) for v in sorted(scope))
+    return [(clause.span[0] + star.start, clause.span[0] + star.end, listed)]
+
+
+def unique_in_comprehension(node: A.PatternComprehension, ctx: Context) -> list[Edit]:
+    """`[(a)-[:R]-(b)-[:R]-(c) | c]` -> `[(a)-[__u0:R]-(b)-[__u1:R]-(c) WHERE __u0 <> __u1 | c]`."""
+    if not _supported((node.path,)):
+        return []
+    naming = _Naming(ctx, {})
+    naming.add(node.path)
+    predicates = naming.predicates(multiplicity=False)
+    if not predicates:
+        return []
+    return naming.edits + _where(node.where, node.path.span[1], predicates)
+
+
+def refuse_pattern_predicate(node: A.PatternExpr, ctx: Context) -> list[Edit]:
+    """A pattern predicate cannot take a WHERE: one that needs uniqueness is refused."""
+    if _supported((node.path,)):
+        naming = _Naming(ctx, {})
+        naming.add(node.path)
+        if naming.needs_predicates():
+            raise CypherError(UNSUPPORTED, f"The pattern predicate {node.text_in(ctx.text)} has relationships "
+                              "that could match the same relationship twice, which the embedded FalkorDB "
+                              "does not rule out (Neo4j does). Write it as an OPTIONAL MATCH with "
+                              "`WHERE r1 <> r2` (or a MATCH, to filter rows).")
+    return []
+
+
+#: A relationship: `)` then `-` or `<-` (`(a)-->(b)`, `(a)<-[r]-(b)`).
+_RELATIONSHIP = r"\)\s*+<?-"
+RULES = (
+    Rule(A.SingleQuery, unique_in_query, ("match", "merge"), _RELATIONSHIP),
+    Rule(A.PatternComprehension, unique_in_comprehension, ("[",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
+    Rule(A.PatternExpr, refuse_pattern_predicate, ("(",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
+)
