@@ -246,9 +246,11 @@ def check(query: A.Query) -> None:
 #: Names a query declares: node and relationship variables opening a pattern element, path
 #: variables, aliases. A query declares no name twice unless one of these repeats.
 _DECLARED = re.compile(r"(?:\bmatch|\bcreate|\bmerge|[-,>=])\s*+[(\[]\s*+(\w++)"
-                       r"|(\w++)\s*+=\s*+(?:shortestpath|allshortestpaths)?\s*+\("
+                       r"|(\w++)(?=\s*+=\s*+(?:shortestpath|allshortestpaths)?\s*+\()"
                        r"|\bas\s++(\w++)")
-_OTHER = re.compile(r"\bdelete\b[^;]*?\b(?:return|with|set)\b|\b(?:type|length|size|labels)\s*+\(\s*+\w++\s*+\)"
+#: A relationship anywhere (a pattern expression may be used as a value; such queries are parsed
+#: for the uniqueness bridge anyway), a read after DELETE, a typed function of a variable, ...
+_OTHER = re.compile(r"\)\s*+<?-|\bdelete\b[^;]*?\b(?:return|with|set)\b|\b(?:type|length|size|labels)\s*+\(\s*+\w++\s*+\)"
                     r"|\bdistinct\b[^;]*?\border\s++by\b|\bwhere\s++\(?\w++\)?\s*+(?:return|with)\b")
 
 
