@@ -21,7 +21,9 @@ for one no pair mentions (any reference makes FalkorDB expand each parallel rela
 with a variable-length relationship is named (which also keeps its multiplicity), its
 relationships are `relationships(p)`, and its pairs become `NOT r IN rels`, `none(x IN rels1 WHERE
 x IN rels2)` and, within the path, no repeated element. A bound relationship named again becomes a
-fresh one equal to it. Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the
+fresh one equal to it. FalkorDB binds `[rs*]` to a path where Neo4j binds a list of
+relationships: a variable-length variable read elsewhere leaves the pattern, its reads in the
+MATCH's WHERE become its slice of `relationships(p)`, and `WITH *, <slice> AS rs` follows. Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the
 user's variables instead. Pattern comprehensions get the same predicates in their WHERE; a MERGE
 or a pattern predicate that would need them cannot take a WHERE and is refused.
 """
@@ -84,6 +86,8 @@ class _Naming:
         self.units: list[_Unit] = []
         self.equalities: list[str] = []
         self.referenced: set[str] = set()      # by an equality
+        #: variable-length relationship variables read elsewhere -> their list, sliced from the path
+        self.lists: dict[str, str] = {}
         self.fresh = False
 
     def add(self, path: A.PathPattern) -> None:
@@ -114,9 +118,27 @@ class _Naming:
                                       f"(`{rel.var.name}`) next to other relationships in one path cannot "
                                       "be matched faithfully on the embedded FalkorDB: match it in a "
                                       "path of its own.")
+        self._bind_lists(rels, listed)
         types = [_types(r) for r in rels]
         merged = None if any(t is None for t in types) else frozenset().union(*types)
         self.units.append(_Unit(listed, merged, False, repeats=len(rels) > 1))
+
+    def _bind_lists(self, rels: list[A.RelPattern], listed: str) -> None:
+        """`[rs*]` binds a path on FalkorDB, a list of relationships on Neo4j: a variable read
+        elsewhere in the query leaves the pattern and becomes its slice of the path's list."""
+        lists = [i for i, rel in enumerate(rels) if rel.length is not None and rel.var is not None
+                 and rel.var.name not in self.bound and _read_elsewhere(rel.var, self.ctx.query)]
+        if len(lists) > 1 or (lists and sum(rel.length is not None for rel in rels) > 1):
+            raise CypherError(UNSUPPORTED, "Two variable-length relationships in one path, one of them "
+                              f"named (`{rels[lists[0]].var.name}`), cannot be bound as lists on the embedded "
+                              "FalkorDB: write them as two paths joined by their shared node.")
+        for i in lists:
+            after = len(rels) - i - 1
+            end = f"size({listed}) - {after}" if after else ""
+            sliced = listed if i == 0 and not after else f"{listed}[{i}..{end}]"
+            self.lists[rels[i].var.name] = sliced
+            self.edits.append((*rels[i].var.span, ""))
+            self.fresh = True
 
     def _rel_name(self, rel: A.RelPattern) -> str:
         """The relationship's variable as the predicates name it; anonymous ones get a fresh
@@ -159,6 +181,20 @@ class _Naming:
 
     def needs_predicates(self) -> bool:
         return bool(self.predicates(multiplicity=False))
+
+
+def _read_elsewhere(var: A.Variable, query: A.Query) -> bool:
+    return any(isinstance(n, A.Variable) and n.name == var.name and n is not var for n in query.walk())
+
+
+def _bound_lists(clause: A.Match, naming: _Naming) -> list[Edit]:
+    """Reads of a list variable in the MATCH's WHERE use the slice; a WITH after it binds the name."""
+    if not naming.lists:
+        return []
+    edits = [(*n.span, f"({naming.lists[n.name]})") for n in (clause.where.walk() if clause.where else ())
+             if isinstance(n, A.Variable) and n.name in naming.lists]
+    bound = ", ".join(f"{sliced} AS {quote_name(name)}" for name, sliced in naming.lists.items())
+    return edits + [(clause.span[1], clause.span[1], f" WITH *, {bound}")]
 
 
 def _differ(a: _Unit, b: _Unit) -> str:
@@ -212,6 +248,7 @@ def unique_in_query(part: A.SingleQuery, ctx: Context) -> list[Edit]:
             if predicates:
                 joiner = " AND " if _labels_moved(clause) else " WHERE "
                 edits += _where(clause.where, clause.span[1], predicates, joiner)
+            edits += _bound_lists(clause, naming)
         elif isinstance(clause, A.Merge) and _supported((clause.path,)):
             naming = _Naming(ctx, scope)
             naming.add(clause.path)

@@ -47,6 +47,10 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH ()-[r:R]->() WITH r AS r2 MATCH ()-[r2]->() RETURN r2.n", [[1]]),
     ("MATCH (a:One) OPTIONAL MATCH (a)-[:R]-(b)-[:R]-(c) RETURN a IS NULL, c", [[False, None]]),
     ("MATCH (t:Person {name: 'Tom'}) RETURN size([(t)-[:ACTED_IN]->(m)<-[:ACTED_IN]-(co) | co])", [[2]]),
+    ("MATCH (:Person {name: 'Meg'})-[rs:ACTED_IN*2]-(p) RETURN p.name, [r IN rs | type(r)]",
+     [["Tom", ["ACTED_IN", "ACTED_IN"]]]),
+    ("MATCH (:One)-[rs*0..1]->(b) WHERE size(rs) > 0 RETURN size(rs), last(rs).n", [[1, 1]]),
+    ("MATCH (t:Person {name: 'Tom'}) OPTIONAL MATCH (t)-[rs:NOPE*]->(x) RETURN rs", [[None]]),
 ]
 
 

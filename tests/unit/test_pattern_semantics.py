@@ -36,6 +36,12 @@ REWRITES = [
      "MATCH (a)-[__u0]->(b)-[__u1]->(c) WHERE (a:A OR a:B) AND __u0 <> __u1 RETURN c"),
     ("OPTIONAL MATCH (a)-[:R]-(b)-[:R]-(c) RETURN c",
      "OPTIONAL MATCH (a)-[__u0:R]-(b)-[__u1:R]-(c) WHERE __u0 <> __u1 RETURN c"),
+    ("MATCH (a)-[rs:R*2]->(b) RETURN rs",
+     "MATCH __p0 = (a)-[:R*2]->(b) WITH *, relationships(__p0) AS rs RETURN rs"),
+    ("MATCH (a)-[:X]->(b)-[rs*]->(c) WHERE size(rs) > 1 RETURN c",
+     "MATCH __p0 = (a)-[:X]->(b)-[*]->(c) WHERE all(__i IN range(0, size(relationships(__p0)) - 1) WHERE NOT "
+     "relationships(__p0)[__i] IN relationships(__p0)[__i + 1..]) AND (size((relationships(__p0)[1..])) > 1) "
+     "WITH *, relationships(__p0)[1..] AS rs RETURN c"),
     ("MATCH (n) RETURN [(n)-[:T]->()-[:T]->(b) | b] AS bs",
      "MATCH (n) RETURN [(n)-[__u0:T]->()-[__u1:T]->(b) WHERE __u0 <> __u1 | b] AS bs"),
 ]
