@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, count
 
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name
+from ..cypher.splice import splice as splice_text
 from ..cypher.tokens import OP, tokenize
 from .rule import Context, Edit, Rule
 
@@ -80,8 +81,8 @@ def _supported(paths) -> bool:
 class _Naming:
     """The units of some paths, with the edits that name what the predicates refer to."""
 
-    def __init__(self, ctx: Context, bound: dict[str, str]):
-        self.ctx, self.bound = ctx, bound
+    def __init__(self, ctx: Context, bound: dict[str, str], *, lists: bool = True):
+        self.ctx, self.bound, self.bind_lists = ctx, bound, lists
         self.edits: list[Edit] = []
         self.units: list[_Unit] = []
         self.equalities: list[str] = []
@@ -118,7 +119,8 @@ class _Naming:
                                       f"(`{rel.var.name}`) next to other relationships in one path cannot "
                                       "be matched faithfully on the embedded FalkorDB: match it in a "
                                       "path of its own.")
-        self._bind_lists(rels, listed)
+        if self.bind_lists:
+            self._bind_lists(rels, listed)
         types = [_types(r) for r in rels]
         merged = None if any(t is None for t in types) else frozenset().union(*types)
         self.units.append(_Unit(listed, merged, False, repeats=len(rels) > 1))
@@ -228,8 +230,7 @@ def fresh_names(text: str) -> list[str]:
 
 def _labels_moved(match: A.Match) -> bool:
     """Whether `dialect` moves a label expression of this MATCH into a WHERE it adds."""
-    from ..dialect import _simple
-    return match.where is None and any(not _simple(n.labels) for n in match.pattern.find_all(A.NodePattern))
+    return match.where is None and any(not A.legacy_labels(n.labels) for n in match.pattern.find_all(A.NodePattern))
 
 
 def unique_in_query(part: A.SingleQuery, ctx: Context) -> list[Edit]:
@@ -288,6 +289,36 @@ def unique_in_comprehension(node: A.PatternComprehension, ctx: Context) -> list[
     return naming.edits + _where(node.where, node.path.span[1], predicates)
 
 
+def unique_body(path: A.PathPattern, where: A.Expr | None, text: str) -> str:
+    """`path [WHERE where]` as the body of a pattern comprehension that matches each relationship
+    once (what `dialect` makes of `EXISTS { }` and `COUNT { }` in a projection)."""
+    ctx = Context(text, A.Query(()), (str(i) for i in count()))
+    naming = _Naming(ctx, {}, lists=False)
+    naming.add(path)
+    predicates = naming.predicates(multiplicity=False) if _supported((path,)) else []
+    start, edits = path.span[0], naming.edits if predicates else []
+    body = splice_text(path.text_in(text), [((s - start, e - start), new) for s, e, new in edits])
+    conditions = predicates + ([f"({where.text_in(text)})"] if where is not None else [])
+    return body + (" WHERE " + " AND ".join(conditions) if conditions else "")
+
+
+def refuse_subquery_predicate(node: A.ExistsSubquery, ctx: Context) -> list[Edit]:
+    """`WHERE EXISTS { pattern }` becomes a pattern predicate (`dialect`): refused like one when
+    it needs uniqueness predicates."""
+    pattern = node.pattern
+    if node.query is not None and len(node.query.parts) == 1 and len(node.query.parts[0].clauses) == 1 \
+            and isinstance(node.query.parts[0].clauses[0], A.Match):
+        pattern = node.query.parts[0].clauses[0].pattern
+    if pattern is None or len(pattern.paths) != 1 or not _in_filter(node, ctx.query):
+        return []
+    return refuse_pattern_predicate(A.PatternExpr(pattern.paths[0], span=node.span), ctx)
+
+
+def _in_filter(node: A.Node, query: A.Query) -> bool:
+    return any(isinstance(clause, (A.Match, A.With)) and clause.where is not None
+               and any(n is node for n in clause.where.walk()) for clause in query.walk())
+
+
 def refuse_pattern_predicate(node: A.PatternExpr, ctx: Context) -> list[Edit]:
     """A pattern predicate cannot take a WHERE: one that needs uniqueness is refused."""
     if _supported((node.path,)):
@@ -307,4 +338,5 @@ RULES = (
     Rule(A.SingleQuery, unique_in_query, ("match", "merge"), _RELATIONSHIP),
     Rule(A.PatternComprehension, unique_in_comprehension, ("[",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
     Rule(A.PatternExpr, refuse_pattern_predicate, ("(",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
+    Rule(A.ExistsSubquery, refuse_subquery_predicate, ("exists",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
 )

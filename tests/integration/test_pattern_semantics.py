@@ -47,6 +47,9 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH ()-[r:R]->() WITH r AS r2 MATCH ()-[r2]->() RETURN r2.n", [[1]]),
     ("MATCH (a:One) OPTIONAL MATCH (a)-[:R]-(b)-[:R]-(c) RETURN a IS NULL, c", [[False, None]]),
     ("MATCH (t:Person {name: 'Tom'}) RETURN size([(t)-[:ACTED_IN]->(m)<-[:ACTED_IN]-(co) | co])", [[2]]),
+    ("MATCH (t:Person {name: 'Tom'}) RETURN COUNT { (t)-[:ACTED_IN]->(m)<-[:ACTED_IN]-(co) } AS n", [[2]]),
+    ("MATCH (t:Person {name: 'Meg'}) RETURN EXISTS { (t)-[:ACTED_IN]->()<-[:ACTED_IN]-(co:Person {name: 'Meg'}) }",
+     [[False]]),
     ("MATCH (:Person {name: 'Meg'})-[rs:ACTED_IN*2]-(p) RETURN p.name, [r IN rs | type(r)]",
      [["Tom", ["ACTED_IN", "ACTED_IN"]]]),
     ("MATCH (:One)-[rs*0..1]->(b) WHERE size(rs) > 0 RETURN size(rs), last(rs).n", [[1, 1]]),
@@ -73,6 +76,8 @@ REFUSED = [   # (query, Neo4j's error code, words of its message)
     ("MATCH (a) RETURN DISTINCT a.name ORDER BY a.age", "Neo.ClientError.Statement.SyntaxError", "`a` not defined"),
     ("MATCH (n:Nothing) DELETE n RETURN n.num", "Neo.ClientError.Statement.EntityNotFound", "deleted"),
     ("MERGE (a:X)-[:R]->(b:Y)<-[:R]-(c:X)", "Neo.ClientError.Statement.UnsupportedOperationError", "MERGE"),
+    ("MATCH (t:Person) WHERE EXISTS { (t)-[:ACTED_IN]->()<-[:ACTED_IN]-() } RETURN t",
+     "Neo.ClientError.Statement.UnsupportedOperationError", "OPTIONAL MATCH"),
 ]
 
 
