@@ -1,8 +1,9 @@
 """Relationship uniqueness and multiplicity in MATCH, as Neo4j matches patterns.
 
 Neo4j matches each relationship at most once per row across a whole MATCH clause (all its
-comma-separated paths); a variable bound earlier and named again is that same relationship.
-FalkorDB 4.16 (and 4.22) does neither, and worse, silently (measured, tests/unit/test_uniqueness.py):
+comma-separated paths); a variable bound earlier and named again is that same relationship;
+`[rs*]` binds a list of relationships. FalkorDB 4.16 (and 4.22) does none of this, silently
+(measured; tests/unit|integration/test_pattern_semantics.py):
 
 - one relationship is matched twice: `(t {name: 'Tom'})-[:ACTED_IN]->(m)<-[:ACTED_IN]-(co)`
   lists Tom as his own co-actor, `(a)-[:R]-(b)-[:R]-(c)` on one R gives 2 rows (Neo4j 0);
@@ -12,20 +13,24 @@ FalkorDB 4.16 (and 4.22) does neither, and worse, silently (measured, tests/unit
   count(*)` 1, `(f)--(p)` 2 rows instead of 4 (FalkorDB issue #1848), `[*1..1]` likewise;
 - a relationship bound by WITH and named again in a MATCH is matched as a new one (all
   relationships), and without WITH it is refused ("same relationship variable for multiple
-  patterns").
+  patterns");
+- `[rs*]` binds a path, and `relationships(p)` of a path with a variable-length part reverses
+  that part in place at every call (two calls in one row give two orders).
 
 The bridge is the one FalkorDB's maintainers advise, done for the user: every relationship of a
 MATCH gets a name (a fresh one if anonymous), and the MATCH's own WHERE (inside an OPTIONAL MATCH,
 so its null row stays) gets `r1 <> r2` for each pair whose types may overlap, and `r IS NOT NULL`
 for one no pair mentions (any reference makes FalkorDB expand each parallel relationship). A path
-with a variable-length relationship is named (which also keeps its multiplicity), its
-relationships are `relationships(p)`, and its pairs become `NOT r IN rels`, `none(x IN rels1 WHERE
-x IN rels2)` and, within the path, no repeated element. A bound relationship named again becomes a
-fresh one equal to it. FalkorDB binds `[rs*]` to a path where Neo4j binds a list of
-relationships: a variable-length variable read elsewhere leaves the pattern, its reads in the
-MATCH's WHERE become its slice of `relationships(p)`, and `WITH *, <slice> AS rs` follows. Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the
-user's variables instead. Pattern comprehensions get the same predicates in their WHERE; a MERGE
-or a pattern predicate that would need them cannot take a WHERE and is refused.
+with a variable-length relationship is named (which also keeps its multiplicity); the ids of its
+relationships are read once (`all(l IN [ids] WHERE ...)`) and its pairs become `NOT id(r) IN l`,
+`none(x IN l1 WHERE x IN l2)` and, within the path, no repeated id. A bound relationship named
+again becomes a fresh one equal to it. A `[rs*]` read elsewhere leaves the pattern and is bound
+after the MATCH as its part of the path's relationships, put in path order by the path's nodes.
+Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the user's variables.
+Pattern comprehensions (and `EXISTS { }` / `COUNT { }` in a projection, through `dialect`) get
+the same predicates in their WHERE; a MERGE or a pattern predicate that would need them cannot
+take a WHERE and is refused. Not reachable by a rewrite: FalkorDB's variable-length traversal
+never continues after a self-loop (over two loops on one node `*2..2` finds nothing).
 """
 
 from __future__ import annotations
@@ -86,9 +91,13 @@ class _Naming:
         self.edits: list[Edit] = []
         self.units: list[_Unit] = []
         self.equalities: list[str] = []
+        self.list_equalities: list[str] = []
+        #: (variable, the ids of a path's relationships, the path)
+        self.list_ids: list[tuple[str, str, str]] = []
         self.referenced: set[str] = set()      # by an equality
-        #: variable-length relationship variables read elsewhere -> their list, sliced from the path
-        self.lists: dict[str, str] = {}
+        #: variable-length relationship variables read elsewhere -> (path, hops before, hops after,
+        #: direction): their part of the path's relationships
+        self.lists: dict[str, tuple[str, int, int, str]] = {}
         self.fresh = False
 
     def add(self, path: A.PathPattern) -> None:
@@ -106,28 +115,30 @@ class _Naming:
             name = self.ctx.fresh("p")
             self.fresh = True
             self.edits.append((path.span[0], path.span[0], f"{name} = "))
-        listed = f"relationships({name})"
+        listed = self.ctx.fresh("rl")          # the path's relationship ids, evaluated once
+        self.list_ids.append((listed, _ids(f"relationships({name})"), name))
         for rel in rels:
             if rel.var is not None and rel.var.name in self.bound:
                 if rel.length is None:
                     self._rel_name(rel)
                 elif len(rels) == 1:          # `[rs*]` with rs a bound list: the path's relationships
                     self.edits.append((*rel.var.span, ""))
-                    self.equalities.append(f"{listed} = {quote_name(rel.var.name)}")
+                    self.list_equalities.append(f"{listed} = {_ids(quote_name(rel.var.name))}")
                 else:
                     raise CypherError(UNSUPPORTED, "A variable-length relationship bound earlier "
                                       f"(`{rel.var.name}`) next to other relationships in one path cannot "
                                       "be matched faithfully on the embedded FalkorDB: match it in a "
                                       "path of its own.")
         if self.bind_lists:
-            self._bind_lists(rels, listed)
+            self._bind_lists(rels, name)
         types = [_types(r) for r in rels]
         merged = None if any(t is None for t in types) else frozenset().union(*types)
-        self.units.append(_Unit(listed, merged, False, repeats=len(rels) > 1))
+        repeats = any(a is None or b is None or a & b for a, b in combinations(types, 2))
+        self.units.append(_Unit(listed, merged, False, repeats=repeats))
 
-    def _bind_lists(self, rels: list[A.RelPattern], listed: str) -> None:
+    def _bind_lists(self, rels: list[A.RelPattern], path: str) -> None:
         """`[rs*]` binds a path on FalkorDB, a list of relationships on Neo4j: a variable read
-        elsewhere in the query leaves the pattern and becomes its slice of the path's list."""
+        elsewhere in the query leaves the pattern and becomes its part of the path's list."""
         lists = [i for i, rel in enumerate(rels) if rel.length is not None and rel.var is not None
                  and rel.var.name not in self.bound and _read_elsewhere(rel.var, self.ctx.query)]
         if len(lists) > 1 or (lists and sum(rel.length is not None for rel in rels) > 1):
@@ -135,10 +146,7 @@ class _Naming:
                               f"named (`{rels[lists[0]].var.name}`), cannot be bound as lists on the embedded "
                               "FalkorDB: write them as two paths joined by their shared node.")
         for i in lists:
-            after = len(rels) - i - 1
-            end = f"size({listed}) - {after}" if after else ""
-            sliced = listed if i == 0 and not after else f"{listed}[{i}..{end}]"
-            self.lists[rels[i].var.name] = sliced
+            self.lists[rels[i].var.name] = (path, i, len(rels) - i - 1, rels[i].direction)
             self.edits.append((*rels[i].var.span, ""))
             self.fresh = True
 
@@ -166,20 +174,35 @@ class _Naming:
 
     def predicates(self, *, multiplicity: bool) -> list[str]:
         """The uniqueness predicates; with `multiplicity`, a reference to every relationship."""
-        out = list(self.equalities)
+        single, listed = list(self.equalities), list(self.list_equalities)
         mentioned = set(self.referenced)
         for unit in self.units:
             if unit.repeats:
-                out.append(_distinct(unit.expr))
+                listed.append(_distinct(unit.expr))
         for a, b in combinations(self.units, 2):
             if a.expr == b.expr or not _may_share(a, b):
                 continue
-            out.append(_differ(a, b))
+            (single if a.single and b.single else listed).append(_differ(a, b))
             mentioned |= {a.expr, b.expr}
         if multiplicity:
-            out += [f"{u.expr} IS NOT NULL" for u in self.units
-                    if u.single and u.expr not in mentioned]
-        return out
+            single += [f"{u.expr} IS NOT NULL" for u in self.units if u.single and u.expr not in mentioned]
+        return single + ([self._once(" AND ".join(listed))] if listed else [])
+
+    def _once(self, condition: str) -> str:
+        """`condition` with each path's relationship ids bound once: FalkorDB's `relationships(p)`
+        reverses the variable-length part of `p` in place at every call (measured: two calls in one
+        row give two orders), so predicates that index it must see a single evaluation.
+
+        FalkorDB places a filter after the variables it sees outside quantifiers only (measured:
+        `all(l IN [ids(p)] WHERE NOT id(r) IN l)` ran before `r` was bound and kept no row), so
+        every variable the condition reads is named outside too, as `OR v IS NULL` (never true
+        for a row the MATCH produces)."""
+        read = [u.expr for u in self.units if u.single and u.expr in condition]
+        for variable, ids, path in reversed(self.list_ids):
+            if variable in condition:
+                condition = f"all({variable} IN [{ids}] WHERE {condition})"
+                read.append(path)
+        return f"({' OR '.join([condition] + [f'{v} IS NULL' for v in dict.fromkeys(read)])})"
 
     def needs_predicates(self) -> bool:
         return bool(self.predicates(multiplicity=False))
@@ -189,14 +212,54 @@ def _read_elsewhere(var: A.Variable, query: A.Query) -> bool:
     return any(isinstance(n, A.Variable) and n.name == var.name and n is not var for n in query.walk())
 
 
-def _bound_lists(clause: A.Match, naming: _Naming) -> list[Edit]:
-    """Reads of a list variable in the MATCH's WHERE use the slice; a WITH after it binds the name."""
+def _bound_lists(clause: A.Match, naming: _Naming, ctx: Context) -> list[Edit]:
+    """Each list variable: its reads in the MATCH's WHERE become its list, and `WITH *, <list> AS
+    rs` binds it after the MATCH.
+
+    `relationships(p)` is read once per path (it reverses its variable-length part in place at
+    every call, see `_Naming._once`), and the part set in path order by the nodes of the path."""
     if not naming.lists:
         return []
-    edits = [(*n.span, f"({naming.lists[n.name]})") for n in (clause.where.walk() if clause.where else ())
+    edits = [(*n.span, _inline_segment(*naming.lists[n.name])) for n in (clause.where.walk() if clause.where else ())
              if isinstance(n, A.Variable) and n.name in naming.lists]
-    bound = ", ".join(f"{sliced} AS {quote_name(name)}" for name, sliced in naming.lists.items())
-    return edits + [(clause.span[1], clause.span[1], f" WITH *, {bound}")]
+    read, parts, held = [], [], {}
+    for name, (path, before, after, direction) in naming.lists.items():
+        if path not in held:
+            held[path] = (ctx.fresh("r"), ctx.fresh("n"))
+            read.append(f"coalesce(relationships({path}), []) AS {held[path][0]}, "
+                        f"coalesce(nodes({path}), []) AS {held[path][1]}")
+        relationships, nodes = held[path]
+        end = f"size({relationships}) - {after}" if after else ""
+        part = relationships if not before and not after else f"{relationships}[{before}..{end}]"
+        parts.append(f"CASE WHEN {path} IS NULL THEN null ELSE {_oriented(part, nodes, before, direction)} "
+                     f"END AS {quote_name(name)}")
+    return edits + [(clause.span[1], clause.span[1], f" WITH *, {', '.join(read)} WITH *, {', '.join(parts)}")]
+
+
+#: Relationship `{part}[__j]` goes from node `{n}[{i} + __j]` to the next, by direction.
+_STEP = {"right": "startNode({part}[__j]) = {n}[{i} + __j] AND endNode({part}[__j]) = {n}[{i} + __j + 1]",
+         "left": "endNode({part}[__j]) = {n}[{i} + __j] AND startNode({part}[__j]) = {n}[{i} + __j + 1]"}
+_STEP["both"] = _STEP["none"] = f"({_STEP['right']}) OR ({_STEP['left']})"
+
+
+def _oriented(part: str, nodes: str, before: int, direction: str) -> str:
+    """`part`, the relationships of a variable-length element `before` hops into a path whose
+    nodes are `nodes`, in path order (reversed if they come the other way round)."""
+    forward = _STEP[direction].format(part=part, n=nodes, i=before)
+    return f"CASE WHEN all(__j IN range(0, size({part}) - 1) WHERE {forward}) THEN {part} ELSE reverse({part}) END"
+
+
+def _inline_segment(path: str, before: int, after: int, direction: str) -> str:
+    """The same as one expression, for the MATCH's own WHERE (its path is never null there)."""
+    end = f"size(relationships({path})) - {after}" if after else ""
+    part = f"relationships({path})" if not before and not after else f"relationships({path})[{before}..{end}]"
+    return f"head([__r IN [{part}] | head([__n IN [nodes({path})] | {_oriented('__r', '__n', before, direction)}])])"
+
+
+def _ids(listed: str) -> str:
+    """The ids of a list of relationships: FalkorDB's `IN` over the relationships of a path with
+    a variable-length part can match a different relationship (measured), its ids are exact."""
+    return f"[__x IN {listed} | id(__x)]"
 
 
 def _differ(a: _Unit, b: _Unit) -> str:
@@ -204,7 +267,7 @@ def _differ(a: _Unit, b: _Unit) -> str:
         return f"{a.expr} <> {b.expr}"
     if a.single or b.single:
         one, many = (a, b) if a.single else (b, a)
-        return f"NOT {one.expr} IN {many.expr}"
+        return f"NOT id({one.expr}) IN {many.expr}"
     return f"none(__x IN {a.expr} WHERE __x IN {b.expr})"
 
 
@@ -249,7 +312,7 @@ def unique_in_query(part: A.SingleQuery, ctx: Context) -> list[Edit]:
             if predicates:
                 joiner = " AND " if _labels_moved(clause) else " WHERE "
                 edits += _where(clause.where, clause.span[1], predicates, joiner)
-            edits += _bound_lists(clause, naming)
+            edits += _bound_lists(clause, naming, ctx)
         elif isinstance(clause, A.Merge) and _supported((clause.path,)):
             naming = _Naming(ctx, scope)
             naming.add(clause.path)

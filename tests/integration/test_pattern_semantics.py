@@ -8,14 +8,15 @@ import itertools
 
 import neo4j
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 MOVIES = ("CREATE (tom:Person {name: 'Tom'}), (meg:Person {name: 'Meg'}), (kev:Person {name: 'Kevin'}), "
           "(m1:Movie {title: 'M1'}), (m2:Movie {title: 'M2'}), "
           "(tom)-[:ACTED_IN]->(m1), (meg)-[:ACTED_IN]->(m1), (tom)-[:ACTED_IN]->(m2), (kev)-[:ACTED_IN]->(m2), "
           "(p:P {name: 'p'}), (f:P {name: 'f'}), (p)-[:FRIENDS_WITH]->(f), (p)-[:WORKS_WITH]->(f), "
-          "(loop:L)-[:SELF]->(loop), (:One)-[:R {n: 1}]->(:Two)")
+          "(loop:L)-[:SELF]->(loop), (:One)-[:R {n: 1}]->(:Two), "
+          "(:C {i: 0})-[:NEXT {i: 1}]->(:C {i: 1})-[:NEXT {i: 2}]->(:C {i: 2})")
 
 
 def values(driver, query, **params):
@@ -54,6 +55,9 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
      [["Tom", ["ACTED_IN", "ACTED_IN"]]]),
     ("MATCH (:One)-[rs*0..1]->(b) WHERE size(rs) > 0 RETURN size(rs), last(rs).n", [[1, 1]]),
     ("MATCH (t:Person {name: 'Tom'}) OPTIONAL MATCH (t)-[rs:NOPE*]->(x) RETURN rs", [[None]]),
+    ("MATCH (:C {i: 2})<-[rs:NEXT*2]-(x) RETURN [r IN rs | r.i]", [[[2, 1]]]),
+    ("MATCH (x)-[rs:NEXT*2]->(:C {i: 2}) RETURN [r IN rs | r.i], last(rs).i", [[[1, 2], 2]]),
+    ("MATCH (x:C {i: 0})-[rs:NEXT*]-(y) WHERE last(rs).i = 2 RETURN [r IN rs | r.i]", [[[1, 2]]]),
 ]
 
 
@@ -97,8 +101,10 @@ def test_a_redeclared_node_is_refused_before_it_writes(clean_graph):
 # ---------------------------------------------------------------- random graphs and patterns
 
 TYPES = ("A", "B")
-#: One step of a pattern: (type or None, direction 'right' | 'left' | 'both').
-steps = st.tuples(st.sampled_from((None, *TYPES)), st.sampled_from(("right", "left", "both")))
+#: One step of a pattern: (type or None, direction 'right' | 'left' | 'both', hops: None for one
+#: relationship, else (min, max) of a variable-length one).
+steps = st.tuples(st.sampled_from((None, *TYPES)), st.sampled_from(("right", "left", "both")),
+                  st.sampled_from((None, None, (1, 1), (1, 2), (2, 2))))
 graphs = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.sampled_from(TYPES)), max_size=6)
 patterns = st.lists(st.lists(steps, min_size=1, max_size=3), min_size=1, max_size=2)
 
@@ -108,8 +114,8 @@ def _cypher(paths) -> str:
     texts, fresh = [], itertools.count(1)
     for path in paths:
         text = "(n0)"
-        for kind, direction in path:
-            body = f"[:{kind}]" if kind else ""
+        for kind, direction, hops in path:
+            body = f"[{':' + kind if kind else ''}{f'*{hops[0]}..{hops[1]}' if hops else ''}]"
             left, right = ("<-", "-") if direction == "left" else ("-", "->") if direction == "right" else ("-", "-")
             text += f"{left}{body}{right}(n{next(fresh)})"
         texts.append(text)
@@ -121,34 +127,53 @@ def _brute_force(edges, paths) -> int:
     of the MATCH distinct."""
     found = set()
 
-    def extend(steps_left, position, nodes, used):
-        if not steps_left:
-            found.add((tuple(sorted(nodes.items())), tuple(used)))
-            return
-        (var_from, var_to, kind, direction), rest = steps_left[0], steps_left[1:]
+    def hops(start, kind, direction, used):
+        """(end node, relationships) of one relationship from `start`, none of them in `used`."""
         for index, (source, target, edge_kind) in enumerate(edges):
             if index in used or (kind and edge_kind != kind):
                 continue
             ends = {"right": [(source, target)], "left": [(target, source)],
                     "both": [(source, target), (target, source)]}[direction]
-            for a, b in set(ends):
-                if nodes.get(var_from, a) == a and nodes.get(var_to, b) == b:
-                    extend(rest, position, {**nodes, var_from: a, var_to: b}, used + [index])
+            yield from ((b, index) for a, b in set(ends) if a == start)
+
+    def walks(start, kind, direction, length, used):
+        if length == 0:
+            yield start, ()
+            return
+        for middle, index in hops(start, kind, direction, used):
+            for end, rest in walks(middle, kind, direction, length - 1, used | {index}):
+                yield end, (index, *rest)
+
+    def extend(steps_left, nodes, used, chosen):
+        if not steps_left:
+            found.add((tuple(sorted(nodes.items())), tuple(chosen)))
+            return
+        (var_from, var_to, kind, direction, lengths), rest = steps_left[0], steps_left[1:]
+        starts = [nodes[var_from]] if var_from in nodes else range(4)
+        for start in starts:
+            for length in lengths:
+                for end, rels in walks(start, kind, direction, length, used):
+                    if nodes.get(var_to, end) == end:
+                        extend(rest, {**nodes, var_from: start, var_to: end}, used | set(rels), chosen + [rels])
 
     flat, fresh = [], itertools.count(1)
     for path in paths:
         previous = 0
-        for kind, direction in path:
+        for kind, direction, hops_range in path:
             current = next(fresh)
-            flat.append((previous, current, kind, direction))
+            lengths = range(hops_range[0], hops_range[1] + 1) if hops_range else (1,)
+            flat.append((previous, current, kind, direction, lengths))
             previous = current
-    extend(flat, 0, {}, [])
+    extend(flat, {}, set(), [])
     return len(found)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edges=graphs, paths=patterns)
 def test_counts_are_unique_relationship_matches(clean_graph, edges, paths):
+    # FalkorDB's variable-length traversal never continues after a self-loop (over two loops on
+    # one node `*2..2` finds nothing); no rewrite reaches that, see the README.
+    assume(not (any(hops for path in paths for _, _, hops in path) and any(a == b for a, b, _ in edges)))
     clean_graph.execute_query("MATCH (n) DETACH DELETE n")
     clean_graph.execute_query(
         "UNWIND range(0, 3) AS i CREATE (:N {i: i}) WITH count(*) AS done "

@@ -31,17 +31,19 @@ REWRITES = [
     ("MATCH ()-[r]->() WITH r MATCH (a)-[r]-(b) RETURN a",
      "MATCH ()-[r]->() WHERE r IS NOT NULL WITH r MATCH (a)-[__u0]-(b) WHERE __u0 = r RETURN a"),
     ("MATCH (a)-[:R*]->(b), (b)-[s:R]->(c) RETURN c",
-     "MATCH __p0 = (a)-[:R*]->(b), (b)-[s:R]->(c) WHERE NOT s IN relationships(__p0) RETURN c"),
+     "MATCH __p0 = (a)-[:R*]->(b), (b)-[s:R]->(c) WHERE (all(__rl1 IN [[__x IN relationships(__p0) | id(__x)]] "
+     "WHERE NOT id(s) IN __rl1) OR s IS NULL OR __p0 IS NULL) RETURN c"),
     ("MATCH (a:A|B)-->(b)-->(c) RETURN c",
      "MATCH (a)-[__u0]->(b)-[__u1]->(c) WHERE (a:A OR a:B) AND __u0 <> __u1 RETURN c"),
     ("OPTIONAL MATCH (a)-[:R]-(b)-[:R]-(c) RETURN c",
      "OPTIONAL MATCH (a)-[__u0:R]-(b)-[__u1:R]-(c) WHERE __u0 <> __u1 RETURN c"),
     ("MATCH (a)-[rs:R*2]->(b) RETURN rs",
-     "MATCH __p0 = (a)-[:R*2]->(b) WITH *, relationships(__p0) AS rs RETURN rs"),
-    ("MATCH (a)-[:X]->(b)-[rs*]->(c) WHERE size(rs) > 1 RETURN c",
-     "MATCH __p0 = (a)-[:X]->(b)-[*]->(c) WHERE all(__i IN range(0, size(relationships(__p0)) - 1) WHERE NOT "
-     "relationships(__p0)[__i] IN relationships(__p0)[__i + 1..]) AND (size((relationships(__p0)[1..])) > 1) "
-     "WITH *, relationships(__p0)[1..] AS rs RETURN c"),
+     "MATCH __p0 = (a)-[:R*2]->(b) WITH *, coalesce(relationships(__p0), []) AS __r2, coalesce(nodes(__p0), []) "
+     "AS __n3 WITH *, CASE WHEN __p0 IS NULL THEN null ELSE CASE WHEN all(__j IN range(0, size(__r2) - 1) WHERE "
+     "startNode(__r2[__j]) = __n3[0 + __j] AND endNode(__r2[__j]) = __n3[0 + __j + 1]) THEN __r2 "
+     "ELSE reverse(__r2) END END AS rs RETURN rs"),
+    ("MATCH (a)-[:X]->(b)-[:Y*]->(c) WHERE a.x = 1 RETURN c",       # X and Y: no repeat possible
+     "MATCH __p0 = (a)-[:X]->(b)-[:Y*]->(c) WHERE a.x = 1 RETURN c"),
     ("MATCH (n) RETURN [(n)-[:T]->()-[:T]->(b) | b] AS bs",
      "MATCH (n) RETURN [(n)-[__u0:T]->()-[__u1:T]->(b) WHERE __u0 <> __u1 | b] AS bs"),
 ]
