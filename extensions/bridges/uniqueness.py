@@ -44,7 +44,7 @@ from proxy.errors import CypherError
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice as splice_text
-from ..cypher.tokens import OP, tokenize
+from ..cypher.tokens import IDENT, OP, tokenize
 from .rule import Context, Edit, Rule
 
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
@@ -213,15 +213,22 @@ def _read_elsewhere(var: A.Variable, query: A.Query) -> bool:
 
 
 def _bound_lists(clause: A.Match, naming: _Naming, ctx: Context) -> list[Edit]:
-    """Each list variable: its reads in the MATCH's WHERE become its list, and `WITH *, <list> AS
-    rs` binds it after the MATCH.
+    """Each list variable is bound by `WITH *, <list> AS rs` after the MATCH. A WHERE that reads
+    one moves after it too; in an OPTIONAL MATCH, whose WHERE cannot move, the reads become the
+    list itself (an expression FalkorDB evaluates less reliably inside the traversal).
 
     `relationships(p)` is read once per path (it reverses its variable-length part in place at
     every call, see `_Naming._once`), and the part set in path order by the nodes of the path."""
     if not naming.lists:
         return []
-    edits = [(*n.span, _inline_segment(*naming.lists[n.name])) for n in (clause.where.walk() if clause.where else ())
-             if isinstance(n, A.Variable) and n.name in naming.lists]
+    moved = _moves_where(clause, naming)
+    edits, where = [], ""
+    if moved:
+        edits.append((_where_keyword(clause, ctx.text), clause.where.span[1], ""))
+        where = f" WHERE {clause.where.text_in(ctx.text)}"
+    elif clause.where is not None:
+        edits = [(*n.span, _inline_segment(*naming.lists[n.name])) for n in clause.where.walk()
+                 if isinstance(n, A.Variable) and n.name in naming.lists]
     read, parts, held = [], [], {}
     for name, (path, before, after, direction) in naming.lists.items():
         if path not in held:
@@ -233,7 +240,19 @@ def _bound_lists(clause: A.Match, naming: _Naming, ctx: Context) -> list[Edit]:
         part = relationships if not before and not after else f"{relationships}[{before}..{end}]"
         parts.append(f"CASE WHEN {path} IS NULL THEN null ELSE {_oriented(part, nodes, before, direction)} "
                      f"END AS {quote_name(name)}")
-    return edits + [(clause.span[1], clause.span[1], f" WITH *, {', '.join(read)} WITH *, {', '.join(parts)}")]
+    return edits + [(clause.span[1], clause.span[1], f" WITH *, {', '.join(read)} WITH *, {', '.join(parts)}{where}")]
+
+
+def _moves_where(clause: A.Match, naming: _Naming) -> bool:
+    """Whether the MATCH's WHERE reads a list variable and can move after the MATCH."""
+    return not clause.optional and clause.where is not None and any(
+        isinstance(n, A.Variable) and n.name in naming.lists for n in clause.where.walk())
+
+
+def _where_keyword(clause: A.Match, text: str) -> int:
+    head = text[clause.span[0]:clause.where.span[0]]
+    keyword = [t for t in tokenize(head) if t.kind == IDENT and t.upper == "WHERE"][-1]
+    return clause.span[0] + keyword.start
 
 
 #: Relationship `{part}[__j]` goes from node `{n}[{i} + __j]` to the next, by direction.
@@ -311,7 +330,8 @@ def unique_in_query(part: A.SingleQuery, ctx: Context) -> list[Edit]:
             fresh |= naming.fresh
             if predicates:
                 joiner = " AND " if _labels_moved(clause) else " WHERE "
-                edits += _where(clause.where, clause.span[1], predicates, joiner)
+                edits += _where(None if _moves_where(clause, naming) else clause.where, clause.span[1],
+                                predicates, joiner)
             edits += _bound_lists(clause, naming, ctx)
         elif isinstance(clause, A.Merge) and _supported((clause.path,)):
             naming = _Naming(ctx, scope)

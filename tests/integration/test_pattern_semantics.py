@@ -58,6 +58,9 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH (:C {i: 2})<-[rs:NEXT*2]-(x) RETURN [r IN rs | r.i]", [[[2, 1]]]),
     ("MATCH (x)-[rs:NEXT*2]->(:C {i: 2}) RETURN [r IN rs | r.i], last(rs).i", [[[1, 2], 2]]),
     ("MATCH (x:C {i: 0})-[rs:NEXT*]-(y) WHERE last(rs).i = 2 RETURN [r IN rs | r.i]", [[[1, 2]]]),
+    ("MATCH (a:One), (b:Two) OPTIONAL MATCH (a)-[r*]-(b) WHERE r IS NULL RETURN labels(b), r", [[["Two"], None]]),
+    ("MATCH (x:C {i: 0}) OPTIONAL MATCH (x)-[rs:NEXT*]->(y) WHERE size(rs) = 2 RETURN [r IN rs | r.i]",
+     [[[1, 2]]]),
 ]
 
 
