@@ -16,7 +16,9 @@ MOVIES = ("CREATE (tom:Person {name: 'Tom'}), (meg:Person {name: 'Meg'}), (kev:P
           "(tom)-[:ACTED_IN]->(m1), (meg)-[:ACTED_IN]->(m1), (tom)-[:ACTED_IN]->(m2), (kev)-[:ACTED_IN]->(m2), "
           "(p:P {name: 'p'}), (f:P {name: 'f'}), (p)-[:FRIENDS_WITH]->(f), (p)-[:WORKS_WITH]->(f), "
           "(loop:L)-[:SELF]->(loop), (:One)-[:R {n: 1}]->(:Two), "
-          "(:C {i: 0})-[:NEXT {i: 1}]->(:C {i: 1})-[:NEXT {i: 2}]->(:C {i: 2})")
+          "(:Chain {k: 0})-[:NEXT {i: 1}]->(:Chain {k: 1})-[:NEXT {i: 2}]->(:Chain {k: 2})")
+# (`Chain`, not a label another test module indexes: FalkorDB 4.16's index on (:C {i}) loses entries
+# after test_algorithms_e2e and test_describe ran, so `MATCH (x:C {i: 0})` found nothing)
 
 
 def values(driver, query, **params):
@@ -55,11 +57,11 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
      [["Tom", ["ACTED_IN", "ACTED_IN"]]]),
     ("MATCH (:One)-[rs*0..1]->(b) WHERE size(rs) > 0 RETURN size(rs), last(rs).n", [[1, 1]]),
     ("MATCH (t:Person {name: 'Tom'}) OPTIONAL MATCH (t)-[rs:NOPE*]->(x) RETURN rs", [[None]]),
-    ("MATCH (:C {i: 2})<-[rs:NEXT*2]-(x) RETURN [r IN rs | r.i]", [[[2, 1]]]),
-    ("MATCH (x)-[rs:NEXT*2]->(:C {i: 2}) RETURN [r IN rs | r.i], last(rs).i", [[[1, 2], 2]]),
-    ("MATCH (x:C {i: 0})-[rs:NEXT*]-(y) WHERE last(rs).i = 2 RETURN [r IN rs | r.i]", [[[1, 2]]]),
+    ("MATCH (:Chain {k: 2})<-[rs:NEXT*2]-(x) RETURN [r IN rs | r.i]", [[[2, 1]]]),
+    ("MATCH (x)-[rs:NEXT*2]->(:Chain {k: 2}) RETURN [r IN rs | r.i], last(rs).i", [[[1, 2], 2]]),
+    ("MATCH (x:Chain {k: 0})-[rs:NEXT*]-(y) WHERE last(rs).i = 2 RETURN [r IN rs | r.i]", [[[1, 2]]]),
     ("MATCH (a:One), (b:Two) OPTIONAL MATCH (a)-[r*]-(b) WHERE r IS NULL RETURN labels(b), r", [[["Two"], None]]),
-    ("MATCH (x:C {i: 0}) OPTIONAL MATCH (x)-[rs:NEXT*]->(y) WHERE size(rs) = 2 RETURN [r IN rs | r.i]",
+    ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*]->(y) WHERE size(rs) = 2 RETURN [r IN rs | r.i]",
      [[[1, 2]]]),
 ]
 
