@@ -16,7 +16,9 @@ expected Node but was Boolean"), knowing nothing but the tree:
   a value (`RETURN size((a)-->())`: Neo4j 5 allows patterns only as predicates);
 - properties or labels of an entity deleted earlier in the query (Neo4j fails at run time; the
   database here would answer with the values it had);
-- after `RETURN DISTINCT` / `WITH DISTINCT`, an ORDER BY on a variable that is not projected.
+- after `RETURN DISTINCT` / `WITH DISTINCT`, an ORDER BY on a variable that is not projected;
+- an aggregating expression that reads a variable or property outside its aggregate which is not
+  a grouping key (`RETURN me.age + count(you)`: Neo4j refuses what FalkorDB groups silently).
 
 `suspect(text)` is the cheap test the planner runs before parsing: a query it clears cannot fail
 any of these checks.
@@ -179,6 +181,52 @@ def _deleted(name: str) -> CypherError:
                        f"DELETE {name} RETURN prop`).")
 
 
+# ---------------------------------------------------------------- aggregation
+
+#: Aggregating functions (lower-case; `std` is the proxy's alias of stDev).
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
+                        "percentilecont", "percentiledisc"})
+#: Expressions with variables of their own: not looked into.
+_SCOPING = (A.ListComprehension, A.Quantifier, A.Reduce, A.PatternComprehension, A._Subquery, A.MapProjection)
+
+
+def _is_aggregate(node: A.Node) -> bool:
+    return isinstance(node, A.CountStar) or (isinstance(node, A.FunctionCall) and node.lower_name in AGGREGATES)
+
+
+def _aggregating(expr: A.Expr) -> bool:
+    return any(_is_aggregate(n) for n in expr.walk())
+
+
+def _check_aggregation(clause: A._Projection) -> None:
+    """Outside its aggregates, an aggregating expression reads only grouping keys: variables
+    projected as such, or properties projected (or of such a variable), constants, parameters."""
+    keys = [item for item in clause.items if not _aggregating(item.expr)]
+    if len(keys) == len(clause.items) and not any(_aggregating(s.expr) for s in clause.order_by):
+        return
+    names = {item.expr.name for item in keys if isinstance(item.expr, A.Variable)}
+    names |= {item.alias for item in keys if item.alias is not None}
+    grouped = {item.expr for item in keys}
+    for expr in [item.expr for item in clause.items] + [s.expr for s in clause.order_by]:
+        if _aggregating(expr):
+            _check_grouped(expr, names, grouped)
+
+
+def _check_grouped(expr: A.Expr, names: set[str], grouped: set) -> None:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if _is_aggregate(node) or isinstance(node, _SCOPING) or (isinstance(node, A.Property) and node in grouped):
+            continue
+        if isinstance(node, A.Property) and isinstance(node.expr, A.Variable) and node.expr.name in names:
+            continue
+        if isinstance(node, A.Variable) and node.name not in names:
+            raise syntax_error(f"Aggregation column contains implicit grouping expressions: `{node.name}` is read "
+                               "outside the aggregation but is not a grouping key. Project it (or the property "
+                               "read) as a column of its own, then combine it with the aggregate in a later WITH.")
+        stack.extend(node.children())
+
+
 # ---------------------------------------------------------------- clauses
 
 def _check_order_after_distinct(clause: A._Projection, scope: dict[str, str]) -> None:
@@ -212,6 +260,7 @@ def _check_part(part: A.SingleQuery, scope: dict[str, str]) -> None:
         _check_expressions(clause, after if isinstance(clause, A.Match) else scope, deleted)
         if isinstance(clause, A._Projection):
             _check_order_after_distinct(clause, scope)
+            _check_aggregation(clause)
             kept = set(deleted) if clause.star else set()
             deleted = kept | {item.alias or item.expr.name for item in clause.items
                               if isinstance(item.expr, A.Variable) and item.expr.name in deleted}
@@ -262,11 +311,18 @@ _OTHER = tuple((word, re.compile(rx)) for word, rx in (
     ("distinct", r"distinct\b[^;]*?\border\s++by\b"), ("where", r"where\s++\(?\w++\)?\s*+(?:return|with)\b")))
 
 
+#: An aggregate call; with arithmetic or an ORDER BY in the query it may read a non-grouping key.
+_AGGREGATE_CALL = re.compile(r"(?:count|sum|avg|min|max|collect|stdevp?|std|percentile(?:cont|disc))\s*+\(")
+
+
 def suspect(text: str) -> bool:
     """False when `check` cannot refuse the query (linear scans of the lower-cased text)."""
     lowered = text.lower()
     if any(word in lowered and regex.search(lowered) for word, regex in _OTHER):
         return True
+    if any(c in lowered for c in "+-/%^") or " *" in lowered or "* " in lowered or "order" in lowered:
+        if "(" in lowered and _AGGREGATE_CALL.search(lowered):
+            return True
     names = [m.group(1) for regex in (_OPENED, _ALIAS) for m in regex.finditer(lowered)
              if m.start() == 0 or not _WORD(lowered[m.start() - 1])]
     for found in _PATH.finditer(lowered):

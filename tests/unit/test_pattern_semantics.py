@@ -81,6 +81,8 @@ VALID = [
     "MATCH (n) RETURN count { (n)-->() } AS c",
     "MATCH p = (a)-->(b) RETURN length(p), nodes(p)",
     "CALL { MATCH (n) RETURN n } WITH n MATCH (n)-->(m) RETURN m",
+    "MATCH (me)--(you) RETURN me.age, me.age + count(you.age)",
+    "MATCH (n) RETURN n, n.x + count(*), $p + avg(n.x) - 1",
 ]
 
 
@@ -102,6 +104,9 @@ INVALID = [
     ("MATCH (n) RETURN (n)-->() AS x", "pattern expression"),
     ("MATCH (a), (b) RETURN size((a)-->(b))", "pattern expression"),
     ("MATCH (n) DETACH DELETE n RETURN labels(n)", "deleted"),
+    ("MATCH (me)--(you) RETURN me.age + count(you.age)", "`me` is read outside the aggregation"),
+    ("MATCH (me)--(you) RETURN me.age + you.age, count(*) AS c ORDER BY me.age + you.age + count(*)",
+     "implicit grouping"),
 ]
 
 
