@@ -38,6 +38,7 @@ import re
 from dataclasses import replace
 from itertools import count
 
+from .bridges.uniqueness import unique_body
 from .cypher import ast as A
 from .cypher.render import name as quote_name
 from .cypher.render import render
@@ -86,7 +87,7 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
             edits += _function(node, text)
         elif isinstance(node, A.BinaryOp) and node.op in ("=", "IN"):
             edits += _element_id_seek(node, text)
-        elif isinstance(node, A.LabelPredicate) and not _simple(node.labels):
+        elif isinstance(node, A.LabelPredicate) and not A.legacy_labels(node.labels):
             edits.append((*node.span, "(" + label_predicate(node.expr.text_in(text), node.labels) + ")"))
         elif isinstance(node, A.Match):
             edits += _match_labels(node, text, fresh)
@@ -117,13 +118,6 @@ def label_predicate(var: str, labels: A.LabelExpr) -> str:
         return f"{labels.mode}(__l IN {listed} WHERE __l IN labels({var}))"
     op = "OR" if isinstance(labels, A.LabelOr) else "AND"
     return f"({label_predicate(var, labels.left)} {op} {label_predicate(var, labels.right)})"
-
-
-def _simple(labels: A.LabelExpr | None) -> bool:
-    """`:A` or `:A:B`, which FalkorDB understands."""
-    if labels is None or isinstance(labels, A.LabelName):
-        return True
-    return isinstance(labels, A.LabelAnd) and labels.op == ":" and _simple(labels.left) and _simple(labels.right)
 
 
 def _function(call: A.FunctionCall, text: str) -> list[Edit]:
@@ -210,7 +204,7 @@ def _match_labels(match: A.Match, text: str, fresh) -> list[Edit]:
     edits: list[Edit] = []
     predicates: list[str] = []
     for node in match.pattern.find_all(A.NodePattern):
-        if _simple(node.labels):
+        if A.legacy_labels(node.labels):
             continue
         start = node.var.span[1] if node.var else node.span[0] + 1
         var = node.var.name if node.var else next(fresh)
@@ -259,7 +253,8 @@ def _subquery(node: A.ExistsSubquery | A.CountSubquery, query: A.Query, text: st
 
 
 def _comprehension_body(path: A.PathPattern, where: A.Expr | None, text: str) -> str:
-    return path.text_in(text) + (f" WHERE {where.text_in(text)}" if where is not None else "")
+    """`path [WHERE where]`, with Neo4j's relationship uniqueness (see bridges/uniqueness.py)."""
+    return unique_body(path, where, text)
 
 
 def _exists(node: A.Node, path: A.PathPattern, where: A.Expr | None, query: A.Query, text: str,

@@ -38,7 +38,8 @@ from proxy.errors import argument_error
 from . import bind
 from .cypher import ast as A
 from .cypher.render import name as quote_name
-from .probe import PartPlanner, _variables, _writes, aggregates
+from .bridges.uniqueness import fresh_names
+from .probe import PartPlanner, _variables, _writes, aggregates, splice
 from .registry import Extension, GraphContext, JoinSide, NodeRef, PropertyRef
 
 
@@ -142,9 +143,6 @@ class JoinPlanner:
         sides = self._sides(index, call, "nearest")
         if sides is None or any(item.alias in (sides[0].var, sides[1].var) for item in projection.items):
             return None
-        clause = clauses[index]
-        if clause.where is None and any(s == e == clause.span[1] for s, e, _ in self.part.edits):
-            return None                # another rewrite appends a WHERE to this MATCH
         # Prune the side more likely to be big: a bare `(v:Label)` first, else the second argument.
         orders = sorted([sides, sides[::-1]], key=lambda o: _bare_label(self._components(index)[o[1].var],
                                                                          o[1].var) is None)
@@ -204,13 +202,15 @@ class JoinPlanner:
         before, after = part.scopes[index], part.scopes[index + 1]
         carried = [quote_name(v) for v in before] + [f"{row}[0] AS {row}a", f"{row}[1] AS {row}b"]
         part.add_edit((clause.span[0], clause.span[0], f"UNWIND ${param} AS {row} WITH {', '.join(carried)} "))
-        seek = f"WHERE id({quote_name(join.left.var)}) = {row}a AND id({quote_name(join.right.var)}) = {row}b " \
-               f"WITH {', '.join(quote_name(v) for v in after)}"
+        kept = [quote_name(v) for v in after] + fresh_names(part.render(clause.pattern))
+        seek = f"id({quote_name(join.left.var)}) = {row}a AND id({quote_name(join.right.var)}) = {row}b " \
+               f"WITH {', '.join(kept)}"
         if clause.where is None:
-            part.add_edit((clause.span[1], clause.span[1], " " + seek))
+            appended = any(s == e == clause.span[1] for s, e, _ in part.edits)     # a bridge's WHERE
+            part.add_edit((clause.span[1], clause.span[1], (" AND " if appended else " WHERE ") + seek))
         else:
             at = part.where_keyword_start(clause)
-            part.add_edit((at, at, seek + " "))
+            part.add_edit((at, at, "WHERE " + seek + " "))
         if join.replace is not None:
             part.add_edit((*join.replace.span, "true"))
         left = self._side_plan(join, join.left, whole_label=join.mode != "nearest")
@@ -233,13 +233,20 @@ class JoinPlanner:
         lines = part.prefix_lines(index, [], join.call.name + "()") if outer else []
         match = "MATCH " + ", ".join(part.render(p) for p in paths)
         if pushed:
-            match += " WHERE " + " AND ".join(f"({part.render(c)})" for c in pushed)
+            where = part.part.clauses[index].where
+            match += " WHERE " + " AND ".join(f"({self._conjunct_text(c, where)})" for c in pushed)
         var = quote_name(arg.var)
         lines += [match, f"RETURN DISTINCT id({var}) AS __c0, labels({var}) AS __c1, "
                          f"{bind.element_id_expr(part.kind, var)} AS __c2"]
         return SidePlan(arg.key, probe="\n".join(lines))
 
     # -- small analyses
+
+    def _conjunct_text(self, conjunct: A.Expr, where: A.Expr) -> str:
+        """A conjunct as rewritten, without what bridges wrap the whole WHERE in (a side probe
+        only narrows candidates; the predicates they add may name the other side's variables)."""
+        edits = [e for e in self.part.edits if not (e[0] == e[1] and e[0] in where.span)]
+        return splice(self.part.text, *conjunct.span, edits)
 
     def _conjuncts(self, clause: A.Match) -> list[A.Expr]:
         return _split_and(clause.where) if clause.where is not None else []
@@ -249,8 +256,10 @@ class JoinPlanner:
         return any(isinstance(n, A.FunctionCall) and n.name in self.part.registry for n in node.walk())
 
     def _edited(self, node: A.Node) -> bool:
+        """Whether a rewrite changes `node` (text inserted next to it, such as a WHERE a bridge
+        appends or wraps around it, does not)."""
         start, end = node.span
-        return any(start <= s and e <= end for s, e, _ in self.part.edits)
+        return any(start <= s and e <= end and not (s == e and s in (start, end)) for s, e, _ in self.part.edits)
 
 
 # ------------------------------------------------------------------ run time

@@ -36,6 +36,7 @@ from . import bind, bridges, dialect, existence
 from .arguments import constant
 from .late import LateStep
 from .cypher import ast as A
+from .cypher import semantics
 from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
@@ -72,7 +73,9 @@ class ExtensionPlanner:
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
         self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
                                           backend_kind == "falkordb")
-        if backend_kind == "falkordb":
+        #: Neo4j analyses variables itself; the embedded database does not (cypher/semantics.py).
+        self._analyse = backend_kind == "falkordb"
+        if self._analyse:
             self._triggers += bridges.triggers()
 
     def _procedure_names(self) -> list[str]:
@@ -141,7 +144,7 @@ class ExtensionPlanner:
         """The plan of `query`, or None when it goes to the backend unchanged (cached as `plan`).
 
         Cheap text scan first: most queries need no parse at all."""
-        if not dialect.triggered(query, self._triggers):
+        if not dialect.triggered(query, self._triggers) and not (self._analyse and semantics.suspect(query)):
             return None
         try:
             return self._build(query)
@@ -158,6 +161,8 @@ class ExtensionPlanner:
             if any(name.lower() in query.lower() for name in self._names()):
                 raise
             return None            # a bridge-only trigger we cannot parse: let the database answer
+        if self._analyse:
+            semantics.check(tree)
         command = self._command(tree)
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)

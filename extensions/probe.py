@@ -19,6 +19,7 @@ from proxy.errors import argument_error
 from . import bind, late, reduce
 from .compat import apoc_maps
 from .cypher import ast as A
+from .cypher.semantics import AGGREGATES
 from .cypher.render import name as quote_name
 from .cypher.splice import outermost, splice as splice_text
 from .cypher.tokens import IDENT, tokenize
@@ -29,8 +30,6 @@ from .split import split_probe
 
 Edit = tuple[int, int, str]
 
-AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
-                        "percentilecont", "percentiledisc"})
 #: The rewrite that also plans Cypher 25's `MATCH ... SEARCH` (compat/vector.py).
 VECTOR_QUERY = "db.index.vector.queryNodes"
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)

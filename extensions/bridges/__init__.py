@@ -18,6 +18,8 @@ refuses the query with an error that says what cannot be run faithfully and what
 - SKIP/LIMIT: writes kept under `LIMIT 0`, counts past 32 bits clamped, expressions without
   variables computed as derived parameters (`limits.py`, `constants.py`);
 - APOC functions -> the FalkorDB expression with APOC's result (`compat/apoc_functions.py`);
+- relationship uniqueness and multiplicity in MATCH: relationships named, `r1 <> r2` /
+  `r IS NOT NULL` added to the MATCH's WHERE (`uniqueness.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`);
 - operators FalkorDB groups differently (`2^3^2`, `[1]+2 IN [3]+4`) get explicit parentheses
   (`precedence.py`);
@@ -46,10 +48,10 @@ from proxy.errors import CypherError
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
 from . import (aggregates, durations, epoch, formatting, lazy_case, limits, notifications, points, precedence,
-               regex, subqueries, temporal, temporal_order, varlength, writes, zoned)
+               regex, subqueries, temporal, temporal_order, uniqueness, varlength, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *limits.RULES,
+RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES, *limits.RULES,
                            *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
                            *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
                            *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,

@@ -338,6 +338,14 @@ class LabelOr(LabelExpr):
     right: LabelExpr
 
 
+def legacy_labels(labels: Optional[LabelExpr]) -> bool:
+    """No labels, `:A` or `:A:B`: the label syntax older Cypher dialects (FalkorDB's) understand."""
+    if labels is None or isinstance(labels, LabelName):
+        return True
+    return (isinstance(labels, LabelAnd) and labels.op == ":" and legacy_labels(labels.left)
+            and legacy_labels(labels.right))
+
+
 # ---------------------------------------------------------------- patterns
 
 @dataclass(frozen=True, slots=True)

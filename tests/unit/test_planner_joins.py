@@ -90,7 +90,7 @@ def test_side_conditions_run_in_that_side_s_probe():
     query = ("WITH ['A', 'B'] AS kinds MATCH (w:WellBore)-[:IN_FIELD]->(x), (f:Facility {kind: 'FIXED'}) "
              "WHERE w.purpose IN kinds AND area(x) > 1 AND distance(w, f) < 500 AND w.a < f.b RETURN w, f")
     (join,) = _joins(query)
-    assert join.left.probe == ("WITH ['A', 'B'] AS kinds\nMATCH (w:WellBore)-[:IN_FIELD]->(x) "
+    assert join.left.probe == ("WITH ['A', 'B'] AS kinds\nMATCH (w:WellBore)-[__u0:IN_FIELD]->(x) "
                                "WHERE (w.purpose IN kinds)\n"
                                "RETURN DISTINCT id(w) AS __c0, labels(w) AS __c1, toString(id(w)) AS __c2")
     assert join.right.probe == ("MATCH (f:Facility {kind: 'FIXED'})\n"
@@ -133,7 +133,7 @@ def test_nearest_prunes_the_side_whose_probe_is_exact():
              "WITH w, f ORDER BY distance(f, w) SKIP 2 LIMIT $k RETURN w, f")
     (join,) = _joins(query)
     assert join.right.probe.startswith("MATCH (f:Facility) WHERE (f.kind = 'FIXED')")
-    assert join.left.probe.startswith("MATCH (w:WellBore)-[:IN_FIELD]->(:Field)")
+    assert join.left.probe.startswith("MATCH (w:WellBore)-[__u0:IN_FIELD]->(:Field)")
     assert [type(b).__name__ for b in join.bound] == ["Parameter", "Literal"]
 
 
