@@ -26,7 +26,6 @@ refuses the query with an error that says what cannot be run faithfully and what
 - `sum()` of integers stays an exact integer (`aggregates.py`);
 - dates and date-times far apart are compared, ordered, and reduced by `min`/`max` by year first,
   as FalkorDB's comparison wraps past 68 years (`temporal_order.py`);
-- a variable-length relationship variable is the list of relationships, not a path (`varlength.py`);
 - a returned `datetime(...)` is zoned in UTC, not a local date-time (`zoned.py`);
 - durations are computed as Neo4j does, or refused where FalkorDB would keep or add them
   differently (`durations.py`);
@@ -48,12 +47,12 @@ from proxy.errors import CypherError
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
 from . import (aggregates, durations, epoch, formatting, lazy_case, limits, notifications, points, precedence,
-               regex, subqueries, temporal, temporal_order, uniqueness, varlength, writes, zoned)
+               regex, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES, *limits.RULES,
                            *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
-                           *aggregates.RULES, *temporal_order.RULES, *varlength.RULES,
+                           *aggregates.RULES, *temporal_order.RULES,
                            *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
                            *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}

@@ -65,7 +65,7 @@ def test_nested_case_and_other_edits_inside_survive(planner):
     ("MATCH (x) CALL { MERGE (:I {k: [x IN $ks | x * 2]}) }",        # x in the list is the body's own
      "MATCH (x) FOREACH (__u0 IN [1] | MERGE (:I {k: [x IN $ks | x * 2]}))"),
     ("MATCH (a) CALL { WITH a MATCH (a)-[r]->(b) WHERE b.x > 1 DELETE r } RETURN a",
-     "MATCH (a) WITH *, [(a)-[r]->(b) WHERE b.x > 1 | [r, b]] AS __ms0 FOREACH (__m1 IN __ms0 | "
+     "MATCH (a) WITH *, [(a)-[r]->(b) WHERE r IS NOT NULL AND (b.x > 1) | [r, b]] AS __ms0 FOREACH (__m1 IN __ms0 | "
      "FOREACH (r IN [__m1[0]] | FOREACH (b IN [__m1[1]] | DELETE r))) WITH a RETURN a"),
     ("UNWIND $r AS row CALL (row) { MATCH (a {id: row.a}) MERGE (a)-[:R]->(:B) }",
      "UNWIND $r AS row WITH row MATCH (a {id: row.a}) MERGE (a)-[:R]->(:B)"),

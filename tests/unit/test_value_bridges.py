@@ -78,7 +78,7 @@ def test_temporal_comparisons_are_decided_by_year_and_numbers_are_left_alone():
     body = sent("MATCH (n) WHERE n.born < date('2000-01-01') RETURN n")
     assert body.startswith("MATCH (n) WHERE [__v0 IN [[n.born, date('2000-01-01')]] | CASE WHEN typeOf(__v0[0])")
     assert sent("MATCH (n) WHERE n.age > 30 AND count(n) < 2 RETURN n") is None
-    assert sent("MATCH (a)-->(b)<-[:R]-(c) WHERE a.x <> b.x RETURN a") is None
+    assert "typeOf" not in sent("MATCH (a)-->(b)<-[:R]-(c) WHERE a.x <> b.x RETURN a")   # (uniqueness only)
 
 
 def test_a_comparison_with_a_parameter_is_rewritten_only_for_a_date():
@@ -95,21 +95,6 @@ def test_order_by_ranks_by_year_unless_the_key_cannot_be_a_date():
     assert sent("MATCH (n) RETURN n.x * 2 AS k ORDER BY k, count(n)") is None
     assert sent("MATCH (n) RETURN n ORDER BY n.name + 'x'") is not None     # + may be date arithmetic
 
-
-RELS = "(CASE WHEN coalesce(startNode(head(relationships(rs))) = {left}, true) THEN relationships(rs) " \
-       "ELSE reverse(relationships(rs)) END)"
-
-
-@pytest.mark.parametrize("query, rewritten", [
-    ("MATCH (a)-[rs:R*]->(b) RETURN rs", f"MATCH (a)-[rs:R*]->(b) RETURN {RELS.format(left='a')} AS rs"),
-    ("MATCH (:A)-[rs*2]->(b) WITH rs, b RETURN rs",
-     f"MATCH (__vl0:A)-[rs*2]->(b) WITH {RELS.format(left='__vl0')} AS rs, b RETURN rs"),
-    ("MATCH (a)-[rs*]->(b) WHERE size(rs) > 1 RETURN b",
-     f"MATCH (a)-[rs*]->(b) WITH *, rs AS rs WHERE size({RELS.format(left='a')}) > 1 RETURN b"),
-    ("MATCH p = (a)-[r:R]->(b) RETURN r, p", None),
-])
-def test_variable_length_relationships_become_lists(query, rewritten):
-    assert sent(query) == rewritten
 
 
 @pytest.mark.parametrize("text, parts", [
