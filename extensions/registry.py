@@ -30,6 +30,8 @@ class ArgKind(Enum):
     #: A node (`NodeRef`), a node's property `n.key` (`PropertyRef`, for evaluators that read
     #: the property from their own store), or any other value (passed as is).
     NODE_PROPERTY_OR_VALUE = "node_property_or_value"
+    #: A node (`NodeRef`), a relationship (`RelationshipRef`) or any other value (passed as is).
+    ENTITY_OR_VALUE = "entity_or_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,15 @@ class NodeRef:
     element_id: str
     labels: tuple[str, ...]
     properties: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipRef:
+    """A relationship as an evaluator sees it: ids and its type."""
+
+    id: int
+    element_id: str
+    type: str
 
 
 @dataclass(frozen=True, slots=True)
