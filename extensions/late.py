@@ -18,6 +18,7 @@ from proxy.errors import argument_error
 
 from .cypher import ast as A
 from .cypher.render import name as quote
+from .dialect import SET_VECTOR_PROCEDURES
 
 _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
@@ -130,7 +131,7 @@ def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) ->
 
 def is_vector_property_call(clause: A.Clause) -> bool:
     """A setNodeVectorProperty CALL whose key is not a string literal (dialect.py rewrites those)."""
-    return (isinstance(clause, A.CallProcedure) and clause.name.lower() == "db.create.setnodevectorproperty"
+    return (isinstance(clause, A.CallProcedure) and clause.name.lower() in SET_VECTOR_PROCEDURES
             and len(clause.args or ()) == 3 and clause.yields is None
             and not (isinstance(clause.args[1], A.Literal) and isinstance(clause.args[1].value, str)))
 
