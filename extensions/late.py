@@ -1,7 +1,7 @@
 """Text that depends on the data: labels and types computed per row, on a backend whose Cypher
 has only literal labels (FalkorDB).
 
-Neo4j 5 writes `SET n:$(row.type)` and APOC's `apoc.merge.node([row.type], ...)`; FalkorDB needs
+Neo4j 5 writes `SET n:$(row.type)`, `MERGE (n:$($label) {id: $id})` and APOC's `apoc.merge.node([row.type], ...)`; FalkorDB needs
 the label in the query text. A `LateStep` first runs a probe that returns the distinct values the
 expression takes (the query's own reading clauses, writes left out: a superset is fine), then
 renders one branch per value, `FOREACH (_ IN CASE WHEN <expr> = 'A' THEN [1] ELSE [] END | SET
@@ -91,8 +91,10 @@ def dynamic(labels: A.LabelExpr | None) -> A.DynamicLabel | None:
     return labels if isinstance(labels, A.DynamicLabel) else None
 
 
-def plan_dynamic_labels(planner, clause_index: int, clause: A.SetClause | A.Remove) -> None:
+def plan_dynamic_labels(planner, clause_index: int, clause: A.Clause) -> None:
     """`SET n:$(e)` / `REMOVE n:$(e)`: one conditional SET/REMOVE per label the probe finds."""
+    if isinstance(clause, (A.Create, A.Merge)):
+        return plan_pattern_labels(planner, clause_index, clause)
     keyword = "SET" if isinstance(clause, A.SetClause) else "REMOVE"
     parts = []
     for item in clause.items:
@@ -137,8 +139,41 @@ def is_vector_property_call(clause: A.Clause) -> bool:
 
 
 def has_dynamic_labels(clause: A.Clause) -> bool:
+    if isinstance(clause, (A.Create, A.Merge)):
+        return bool(pattern_dynamic_labels(clause))
     return isinstance(clause, (A.SetClause, A.Remove)) and any(
         item.kind == "labels" and dynamic(item.labels) for item in clause.items)
+
+
+def pattern_dynamic_labels(clause: A.Create | A.Merge) -> list[A.DynamicLabel]:
+    """The `$(e)` labels and types of a CREATE or MERGE pattern (not of its ON ... SET)."""
+    pattern = clause.pattern if isinstance(clause, A.Create) else clause.path
+    return list(pattern.find_all(A.DynamicLabel))
+
+
+def plan_pattern_labels(planner, clause_index: int, clause: A.Create | A.Merge) -> None:
+    """`CREATE (n:$(e))`, `MERGE (n:$(e) {id: $id})`, `[:$(t)]`: the labels the expression takes,
+    written into the pattern. The pattern is one text for all rows, so the expression must take one
+    value in the query (a parameter, a literal, or a value that is the same on every row)."""
+    keyword = "CREATE" if isinstance(clause, A.Create) else "MERGE"
+    for label in pattern_dynamic_labels(clause):
+        source = label.expr.text_in(planner.text)
+
+        def render(values: list[Any], source=source) -> str:
+            if not values:                   # EXPLAIN, or no row reaches the clause: nothing is written
+                return quote("__proxy_no_label")
+            if len(values) > 1:
+                raise argument_error(
+                    f"{keyword} with a label computed per row ($({source}) takes {len(values)} values) is not "
+                    f"available on the embedded database, which needs the label in the query text. Pass it "
+                    f"as a parameter, or write {'CREATE (n) SET n:$(...)' if keyword == 'CREATE' else 'apoc.merge.node([...], {...})'}.")
+            names = values[0] if isinstance(values[0], list) else [values[0]]
+            if not names or not all(isinstance(n, str) and n for n in names):
+                raise argument_error(f"A label in {keyword} must be a non-empty STRING (or a list of them); "
+                                     f"$({source}) is {values[0]!r}.")
+            return ":".join(quote(n) for n in names)
+
+        planner.add_edit((*label.span, values_step(planner, clause_index, label.expr, render, each=False)))
 
 
 def string(value: str) -> str:
