@@ -36,7 +36,9 @@ from proxy.errors import argument_error
 from .lexical import corpus_free_scores
 from .store import COSINE_WEIGHT, TextIndex, TextStore
 
-SIGNATURE = "text_score(node or relationship, 'property', 'query text') or text_score(text, 'query text')"
+SIGNATURE = "text_score(node|rel, 'property', 'query text')"
+#: What errors teach: both forms (describe() shows SIGNATURE, and the text form per type's texts).
+USAGE = f"{SIGNATURE} or text_score(text, 'query text')"
 _SAMPLE = 1000          # nodes read to list a label's text properties in an error
 
 # Cypher type names (as valueType() spells them), most specific first.
@@ -69,7 +71,7 @@ class UnknownProperty:
         known = ", ".join(self.text_properties) or "none"
         return argument_error(
             f"Unknown text property '{self.key}' on {self.label}: no {self.label} {self.entity} has it. "
-            f"Text properties of {self.label}: {known}. Usage: {SIGNATURE}")
+            f"Text properties of {self.label}: {known}. Usage: {USAGE}")
 
 
 Entity = NodeRef | RelationshipRef
@@ -168,10 +170,10 @@ def _checked_stored(row: tuple) -> tuple[Entity, str | None, str | None]:
     entity, key, query = row
     if not isinstance(entity, (NodeRef, RelationshipRef)):
         raise argument_error(f"With three arguments, the first argument of text_score() is a node or a "
-                             f"relationship; got {type_name(entity)} {entity!r:.60}. Usage: {SIGNATURE}")
+                             f"relationship; got {type_name(entity)} {entity!r:.60}. Usage: {USAGE}")
     if key is not None and not isinstance(key, str):
         raise argument_error(f"The second argument of text_score() is the property name, a STRING; "
-                             f"got {type_name(key)} {key!r}. Usage: {SIGNATURE}")
+                             f"got {type_name(key)} {key!r}. Usage: {USAGE}")
     _check_query(query, "third")
     return entity, key, query
 
@@ -180,10 +182,10 @@ def _checked_free(row: tuple) -> tuple[str | None, str | None]:
     text, query = row
     if isinstance(text, (NodeRef, RelationshipRef)):
         raise argument_error(f"text_score() of a node or relationship needs the property to score: "
-                             f"text_score(n, 'property', 'query text'). Usage: {SIGNATURE}")
+                             f"text_score(n, 'property', 'query text'). Usage: {USAGE}")
     if text is not None and not isinstance(text, str):
         raise argument_error(f"With two arguments, the first argument of text_score() is the text, a STRING; "
-                             f"got {type_name(text)} {text!r:.60}. Usage: {SIGNATURE}")
+                             f"got {type_name(text)} {text!r:.60}. Usage: {USAGE}")
     _check_query(query, "second")
     return text, query
 
@@ -191,7 +193,7 @@ def _checked_free(row: tuple) -> tuple[str | None, str | None]:
 def _check_query(query: Any, position: str) -> None:
     if query is not None and not isinstance(query, str):
         raise argument_error(f"The {position} argument of text_score() is the query text, a STRING; "
-                             f"got {type_name(query)} {query!r}. Usage: {SIGNATURE}")
+                             f"got {type_name(query)} {query!r}. Usage: {USAGE}")
 
 
 def _check_strings(index: TextIndex, ids: np.ndarray) -> None:
