@@ -196,11 +196,18 @@ def test_dynamic_labels_in_merge_and_create(clean_graph):
     assert sorted((sorted(r["l"]), r["id"], r["out"]) for r in got) == [
         (["StockBase", "StockDoc"], None, ["STOCK_CITES"]), (["StockDoc"], 1, []), (["StockDoc"], 2, []),
         (["StockPage"], 1, []), (["StockX", "StockY"], None, [])]
-    with pytest.raises(neo4j.exceptions.ClientError, match="label computed per row .* takes 2 values"):
-        rows(clean_graph, "UNWIND ['StockA', 'StockB'] AS l CREATE (:$(l))")
+    created = rows(clean_graph, "UNWIND $rows AS row CREATE (n:StockBase:$(row.l) {id: row.id}) "
+                                "RETURN n.id AS id, labels(n) AS l", rows=[{"l": "StockA", "id": 3},
+                                                                          {"l": ["StockB", "StockC"], "id": 4}])
+    assert sorted((r["id"], sorted(r["l"])) for r in created) == [
+        (3, ["StockA", "StockBase"]), (4, ["StockB", "StockBase", "StockC"])]          # a label per row
+    with pytest.raises(neo4j.exceptions.ClientError, match="label or type computed per row .* takes 2 values"):
+        rows(clean_graph, "UNWIND ['StockA', 'StockB'] AS l MERGE (:$(l) {id: 5})")
     with pytest.raises(neo4j.exceptions.ClientError, match="must be a non-empty STRING"):
-        rows(clean_graph, "MERGE (:$($label) {id: 3})", label=None)
-    assert rows(clean_graph, "MATCH (n) WHERE n:StockA OR n:StockB OR n.id = 3 RETURN count(n) AS n") == [{"n": 0}]
+        rows(clean_graph, "MERGE (:$($label) {id: 5})", label=None)
+    with pytest.raises(neo4j.exceptions.ClientError, match="must be a non-empty STRING"):
+        rows(clean_graph, "UNWIND ['StockA', null] AS l CREATE (:$(l) {id: 5})")
+    assert rows(clean_graph, "MATCH (n {id: 5}) RETURN count(n) AS n") == [{"n": 0}]
 
 
 def test_vector_and_fulltext_search_by_index_name(clean_graph):
