@@ -8,6 +8,7 @@ relationship type's texts for the stored form; each text as its own corpus for a
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter
 
@@ -116,3 +117,25 @@ def test_expression_form_nulls_and_errors(graph):
         graph.execute_query("MATCH (t:AppTopic) RETURN text_score(t, 'x')")
     with pytest.raises(Exception, match="is a node or a relationship; got STRING"):
         graph.execute_query("RETURN text_score('text', 'note', 'x')")
+
+
+def test_attention_score_ranks_by_text_and_recency(graph, encoder):
+    """The "attention score" application: relevance of a computed text plus recency from a stored
+    UTC date-time (issue 29), against the same formula in Python."""
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    ages = {"CBT": 3, "Auth": 40, "Climbing": 10}
+    graph.execute_query("UNWIND $rows AS r MATCH (t:AppTopic {name: r[0]}) SET t.updatedAt = r[1]",
+                        rows=[[name, now - dt.timedelta(days=days)] for name, days in ages.items()])
+    query = "catastrophizing"
+    records = graph.execute_query("""
+        MATCH (t:AppTopic) WITH t, duration.inDays(t.updatedAt, datetime()).days AS age
+        RETURN t.name AS name, age,
+               0.7 * text_score(t.description + ' ' + t.name, $q) + 0.3 * exp(-age / 30.0) AS attention
+        ORDER BY attention DESC""", q=query).records
+    expected = {}
+    for name, description in TOPICS:
+        text = f"{description} {name}"
+        expected[name] = 0.7 * _expected(encoder, [text], query, [text])[0] + 0.3 * math.exp(-ages[name] / 30)
+    assert {r["name"]: r["age"] for r in records} == ages
+    assert {r["name"]: r["attention"] for r in records} == pytest.approx(expected, abs=1e-5)
+    assert [r["name"] for r in records] == sorted(expected, key=expected.get, reverse=True)
