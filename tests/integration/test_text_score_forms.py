@@ -89,6 +89,11 @@ def test_relationship_score_in_where_and_errors(graph):
     rows = graph.execute_query(
         "MATCH ()-[r:APP_KNOWS]->() WHERE text_score(r, 'note', $q) > 0.2 RETURN r.note AS note", q=query).records
     assert [r["note"] for r in rows] == [NOTES[("ann", "bob")]]
+    carried = graph.execute_query("MATCH ()-[r:APP_KNOWS]->() WITH r ORDER BY r.note LIMIT 1 "
+                                  "RETURN r.note AS note, text_score(r, 'note', $q) AS s", q=query).records
+    direct = graph.execute_query("MATCH ()-[r:APP_KNOWS {note: $n}]->() RETURN text_score(r, 'note', $q) AS s",
+                                 n=carried[0]["note"], q=query).records
+    assert carried[0]["s"] == direct[0]["s"] is not None
     with pytest.raises(Exception, match="no APP_KNOWS relationship has it"):
         graph.execute_query("MATCH ()-[r:APP_KNOWS]->() RETURN text_score(r, 'nope', $q)", q=query)
 
