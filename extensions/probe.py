@@ -335,6 +335,8 @@ class PartPlanner:
                 plan = ArgPlan("node", self.render(arg))
             elif kind is ArgKind.ENTITY_OR_VALUE and isinstance(arg, A.Variable) and scope.get(arg.name) == "rel":
                 plan = ArgPlan("relationship", self.render(arg))
+            elif kind is ArgKind.ENTITY_OR_VALUE and len(call.args) == ext.max_args:    # `nodes(p)[0]`
+                plan = ArgPlan("node", self.render(arg))
             else:
                 plan = ArgPlan("value", self.render(arg))
             if plan.kind == "value":

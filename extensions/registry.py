@@ -30,7 +30,8 @@ class ArgKind(Enum):
     #: A node (`NodeRef`), a node's property `n.key` (`PropertyRef`, for evaluators that read
     #: the property from their own store), or any other value (passed as is).
     NODE_PROPERTY_OR_VALUE = "node_property_or_value"
-    #: A node (`NodeRef`), a relationship (`RelationshipRef`) or any other value (passed as is).
+    #: A node (`NodeRef`), a relationship (`RelationshipRef`) or any other value (passed as is);
+    #: when the call gives every argument, an expression that is not a variable is a node.
     ENTITY_OR_VALUE = "entity_or_value"
 
 

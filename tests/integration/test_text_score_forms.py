@@ -120,8 +120,11 @@ def test_expression_form_nulls_and_errors(graph):
         graph.execute_query("RETURN text_score(42, 'x')")
     with pytest.raises(Exception, match="needs the property to score"):
         graph.execute_query("MATCH (t:AppTopic) RETURN text_score(t, 'x')")
-    with pytest.raises(Exception, match="is a node or a relationship; got STRING"):
+    with pytest.raises(Exception, match="expected Node.* but was String"):   # the database's error
         graph.execute_query("RETURN text_score('text', 'note', 'x')")
+    path = graph.execute_query("MATCH p = (a:AppPerson {name: 'cy'})-[:APP_KNOWS]->() "
+                               "RETURN text_score(nodes(p)[0], 'name', 'cy') AS s").records
+    assert path[0]["s"] is not None                       # a node from an expression, as before
 
 
 def test_attention_score_ranks_by_text_and_recency(graph, encoder):
