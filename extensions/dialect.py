@@ -23,7 +23,8 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
 - `CREATE (n:A $props)` -> `CREATE (n:A) SET n = $props` (nodes and relationships).
 - `apoc.any.property(x, k)` -> `(x)[k]` (APOC's accessor, used on the maps virtual schema
   entities bind as; see compat/apoc_meta.py).
-- `CALL db.create.setNodeVectorProperty(n, 'key', v)` -> `SET n.key = vecf32(v)`;
+- `CALL db.create.setNodeVectorProperty(n, 'key', v)` -> `SET n.key = vecf32(v)` (and
+  setRelationshipVectorProperty);
   `vector.similarity.cosine|euclidean(a, b)` -> Neo4j's similarity from `vec.*Distance`.
 - `valueType(x)` -> Neo4j's type name from `typeOf(x)` (a list by its first element).
 - `CALL { ... } IN TRANSACTIONS [OF n ROWS]` -> `CALL { ... }`: the embedded database runs the
@@ -60,7 +61,7 @@ FALKORDB_TRIGGERS = tuple((word, re.compile(rx)) for word, rx in (
     # atomic: the first CREATE/DROP decides (trying each later one made this quadratic)
     (("index", "constraint"), r"^\s*+(?>(?:(?:cypher|explain|profile)\b[^;]*?)?(?:create|drop)\b)[^;]*?\b(?:index|constraint)\b"),
     (("$(", "$any(", "$all("), r"\$(?:any|all)?\("), (("apoc.any.property",), r"apoc\.any\.property\s*\("),
-    (("vector.similarity.",), r"vector\.similarity\.\w+\s*\("), (("valuetype",), r"valuetype\s*\("), (("setnodevectorproperty",), r"setnodevectorproperty"),
+    (("vector.similarity.",), r"vector\.similarity\.\w+\s*\("), (("valuetype",), r"valuetype\s*\("), (("setnodevectorproperty", "setrelationshipvectorproperty"), r"set(?:node|relationship)vectorproperty"),
     (("transactions",), r"\bin\s+(?:\d+\s+concurrent\s+)?transactions\b"),
     (("|", "&", "!", "%"), r":\s*[!%(]|:\s*(?:\w+|`[^`]*`)\s*[|&]")))
 ALIAS_TRIGGERS = ((("std",), re.compile(r"std\s*\(")),)
@@ -99,7 +100,7 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
                 edits.append((*node.in_transactions.span, ""))
         elif isinstance(node, A.Create):
             edits += _create_parameters(node, text, fresh)
-        elif isinstance(node, A.CallProcedure) and node.name.lower() == "db.create.setnodevectorproperty":
+        elif isinstance(node, A.CallProcedure) and node.name.lower() in SET_VECTOR_PROCEDURES:
             edits += _set_vector(node, text)
     return edits
 
@@ -175,8 +176,13 @@ def _vector(arg: A.Expr, text: str) -> str:
             f" + [__v IN [{value}] WHERE typeOf(__v) <> 'Vectorf32' | vecf32(__v)])[0]")
 
 
+#: Neo4j's procedures that store a vector on a node or a relationship (lower case).
+SET_VECTOR_PROCEDURES = frozenset({"db.create.setnodevectorproperty", "db.create.setrelationshipvectorproperty"})
+
+
 def _set_vector(call: A.CallProcedure, text: str) -> list[Edit]:
-    """`CALL db.create.setNodeVectorProperty(n, 'key', v)` -> `SET n.key = vecf32(v)` (FalkorDB's
+    """`CALL db.create.setNodeVectorProperty(n, 'key', v)` (setRelationshipVectorProperty alike)
+    -> `SET n.key = vecf32(v)` (FalkorDB's
     vector index only indexes vecf32 values; the key must be a string literal)."""
     args = call.args or ()
     if len(args) != 3 or not isinstance(args[1], A.Literal) or not isinstance(args[1].value, str) \

@@ -1,7 +1,7 @@
 """Text that depends on the data: labels and types computed per row, on a backend whose Cypher
 has only literal labels (FalkorDB).
 
-Neo4j 5 writes `SET n:$(row.type)` and APOC's `apoc.merge.node([row.type], ...)`; FalkorDB needs
+Neo4j 5 writes `SET n:$(row.type)`, `MERGE (n:$($label) {id: $id})` and APOC's `apoc.merge.node([row.type], ...)`; FalkorDB needs
 the label in the query text. A `LateStep` first runs a probe that returns the distinct values the
 expression takes (the query's own reading clauses, writes left out: a superset is fine), then
 renders one branch per value, `FOREACH (_ IN CASE WHEN <expr> = 'A' THEN [1] ELSE [] END | SET
@@ -18,6 +18,7 @@ from proxy.errors import argument_error
 
 from .cypher import ast as A
 from .cypher.render import name as quote
+from .dialect import SET_VECTOR_PROCEDURES
 
 _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
@@ -90,8 +91,10 @@ def dynamic(labels: A.LabelExpr | None) -> A.DynamicLabel | None:
     return labels if isinstance(labels, A.DynamicLabel) else None
 
 
-def plan_dynamic_labels(planner, clause_index: int, clause: A.SetClause | A.Remove) -> None:
+def plan_dynamic_labels(planner, clause_index: int, clause: A.Clause) -> None:
     """`SET n:$(e)` / `REMOVE n:$(e)`: one conditional SET/REMOVE per label the probe finds."""
+    if isinstance(clause, (A.Create, A.Merge)):
+        return plan_pattern_labels(planner, clause_index, clause)
     keyword = "SET" if isinstance(clause, A.SetClause) else "REMOVE"
     parts = []
     for item in clause.items:
@@ -99,17 +102,25 @@ def plan_dynamic_labels(planner, clause_index: int, clause: A.SetClause | A.Remo
         if label is None:
             parts.append(f"{keyword} {planner.render(item)}")
             continue
-        target = planner.render(item.target)
-        expr = as_list(planner.render(label.expr))
-
-        def render(values: list[Any], target=target, expr=expr) -> str:
-            labels = sorted({v for v in values if isinstance(v, str)})
-            if not labels:
-                return when("false", f"SET {target}.__proxy_unused = null")
-            return " ".join(when(f"{string(v)} IN {expr}", f"{keyword} {target}:{quote(v)}") for v in labels)
-
+        render = label_branches(keyword, planner.render(item.target), as_list(planner.render(label.expr)))
         parts.append(values_step(planner, clause_index, label.expr, render, each=True))
     planner.add_edit((*clause.span, " ".join(parts)))
+
+
+def label_branches(keyword: str, target: str, labels_expr: str, *, strict: bool = False):
+    """render(labels) for `values_step(each=True)`: a conditional `SET|REMOVE target:L` per label.
+    `strict` (CREATE): a label that is not a non-empty string is an error, as in Neo4j."""
+
+    def render(values: list[Any]) -> str:
+        if strict and not all(isinstance(v, str) and v for v in values):
+            bad = next(v for v in values if not (isinstance(v, str) and v))
+            raise argument_error(f"A label in CREATE must be a non-empty STRING; a row's label is {bad!r}.")
+        labels = sorted({v for v in values if isinstance(v, str)})
+        if not labels:
+            return when("false", f"SET {target}.__proxy_unused = null")
+        return " ".join(when(f"{string(v)} IN {labels_expr}", f"{keyword} {target}:{quote(v)}") for v in labels)
+
+    return render
 
 
 def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) -> None:
@@ -130,16 +141,81 @@ def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) ->
 
 def is_vector_property_call(clause: A.Clause) -> bool:
     """A setNodeVectorProperty CALL whose key is not a string literal (dialect.py rewrites those)."""
-    return (isinstance(clause, A.CallProcedure) and clause.name.lower() == "db.create.setnodevectorproperty"
+    return (isinstance(clause, A.CallProcedure) and clause.name.lower() in SET_VECTOR_PROCEDURES
             and len(clause.args or ()) == 3 and clause.yields is None
             and not (isinstance(clause.args[1], A.Literal) and isinstance(clause.args[1].value, str)))
 
 
 def has_dynamic_labels(clause: A.Clause) -> bool:
+    if isinstance(clause, (A.Create, A.Merge)):
+        return bool(pattern_dynamic_labels(clause))
     return isinstance(clause, (A.SetClause, A.Remove)) and any(
         item.kind == "labels" and dynamic(item.labels) for item in clause.items)
+
+
+def pattern_dynamic_labels(clause: A.Create | A.Merge) -> list[A.DynamicLabel]:
+    """The `$(e)` labels and types of a CREATE or MERGE pattern (not of its ON ... SET)."""
+    pattern = clause.pattern if isinstance(clause, A.Create) else clause.path
+    return list(pattern.find_all(A.DynamicLabel))
+
+
+def plan_pattern_labels(planner, clause_index: int, clause: A.Create | A.Merge) -> None:
+    """`CREATE (n:$(e))`, `MERGE (n:$(e) {id: $id})`, `[:$(t)]`: the labels the expression takes,
+    written into the pattern. The pattern is one text for all rows, so the expression must take one
+    value in the query (a parameter, a literal, or a value that is the same on every row), except
+    for a node's labels in CREATE, which may differ per row: they are SET after it is created."""
+    keyword = "CREATE" if isinstance(clause, A.Create) else "MERGE"
+    per_row = _per_row_created_labels(clause) if keyword == "CREATE" else {}
+    for node, label in per_row.items():
+        _plan_created_label(planner, clause_index, clause, node, label)
+    for label in pattern_dynamic_labels(clause):
+        if label in per_row.values():
+            continue
+        source = label.expr.text_in(planner.text)
+
+        def render(values: list[Any], source=source) -> str:
+            if not values:                   # EXPLAIN, or no row reaches the clause: nothing is written
+                return quote("__proxy_no_label")
+            if len(values) > 1:
+                raise argument_error(
+                    f"{keyword} with a label or type computed per row ($({source}) takes {len(values)} values) is not "
+                    f"available on the embedded database, which needs the label in the query text. Pass it "
+                    f"as a parameter, or use {'apoc.merge.node' if keyword == 'MERGE' else 'apoc.merge.relationship'}.")
+            names = values[0] if isinstance(values[0], list) else [values[0]]
+            if not names or not all(isinstance(n, str) and n for n in names):
+                raise argument_error(f"A label in {keyword} must be a non-empty STRING (or a list of them); "
+                                     f"$({source}) is {values[0]!r}.")
+            return ":".join(quote(n) for n in names)
+
+        planner.add_edit((*label.span, values_step(planner, clause_index, label.expr, render, each=False)))
 
 
 def string(value: str) -> str:
     """A Cypher string literal."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _per_row_created_labels(clause: A.Create) -> dict[A.NodePattern, A.DynamicLabel]:
+    """CREATE's nodes with one `$(e)` label that reads variables (so may differ between rows)."""
+    found = {}
+    for node in clause.pattern.find_all(A.NodePattern):
+        labels = list(node.labels.find_all(A.DynamicLabel)) if node.labels is not None else []
+        if len(labels) == 1 and any(labels[0].expr.find_all(A.Variable)) and labels[0].mode == "all":
+            found[node] = labels[0]
+    return found
+
+
+def _plan_created_label(planner, clause_index: int, clause: A.Create, node: A.NodePattern,
+                        label: A.DynamicLabel) -> None:
+    """`CREATE (n:Base:$(row.type))` -> `CREATE (n:Base)` and, after the clause, one conditional
+    `SET n:T` per label the probe finds (an anonymous node gets a variable)."""
+    colon = planner.text.rindex(":", node.span[0], label.span[0])
+    planner.add_edit((colon, label.span[1], ""))
+    if node.var is None:
+        target = f"__created{next(planner.counter)}"
+        planner.add_edit((node.span[0] + 1, node.span[0] + 1, target))
+    else:
+        target = quote(node.var.name)
+    render = label_branches("SET", target, as_list(planner.render(label.expr)), strict=True)
+    marker = values_step(planner, clause_index, label.expr, render, each=True)
+    planner.add_edit((clause.span[1], clause.span[1], " " + marker))

@@ -17,12 +17,12 @@ _STEP_TOKENS = itertools.count()
 class ArgPlan:
     """How one argument of a bound call reaches Python: columns of the probe's result."""
 
-    kind: str                      # "node", "property" or "value"
+    kind: str                      # "node", "relationship", "property" or "value"
     text: str                      # rewritten text of the node (node/property) or value expression
     key: str | None = None         # property name (kind "property")
     id_col: int = -1               # node id column (node/property)
     eid_col: int = -1              # element id column (Neo4j only)
-    labels_col: int = -1
+    labels_col: int = -1           # labels (node/property), the type (relationship)
     prop_cols: tuple = ()          # (property name, column) pairs
     value_col: int = -1            # kind "value"
     key_col: int = -1              # the column keying the bound value by this argument, if it varies

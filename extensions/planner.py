@@ -43,7 +43,7 @@ from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, ValueColumn
+from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
 
 _CACHE_SIZE = 2048
@@ -581,20 +581,27 @@ def _key_getter(index_col: int | None, key_cols: list[int]):
 
 
 def _argument_maker(arg, kind: str):
-    """A function: probe row -> this argument as the evaluator gets it (NodeRef/PropertyRef/value)."""
+    """A function: probe row -> this argument as the evaluator gets it
+    (NodeRef/PropertyRef/RelationshipRef/value)."""
     if arg.kind == "value":
         return itemgetter(arg.value_col)
     refs: dict[Any, Any] = {}
 
     def make(row):
-        node_id = row[arg.id_col]
-        if node_id is None:
+        entity_id = row[arg.id_col]
+        if entity_id is None:
             return _MISSING
-        ref = refs.get(node_id)
+        ref = refs.get(entity_id)
         if ref is None:
-            element_id = str(node_id) if kind == "falkordb" else row[arg.eid_col]
-            ref = NodeRef(node_id, element_id, tuple(row[arg.labels_col] or ()),
-                          {name: row[col] for name, col in arg.prop_cols})
-            refs[node_id] = ref = PropertyRef(ref, arg.key) if arg.kind == "property" else ref
+            element_id = str(entity_id) if kind == "falkordb" else row[arg.eid_col]
+            refs[entity_id] = ref = _reference(arg, entity_id, element_id, row)
         return ref
     return make
+
+
+def _reference(arg, entity_id: int, element_id: str, row) -> NodeRef | PropertyRef | RelationshipRef:
+    if arg.kind == "relationship":
+        return RelationshipRef(entity_id, element_id, row[arg.labels_col])
+    node = NodeRef(entity_id, element_id, tuple(row[arg.labels_col] or ()),
+                   {name: row[col] for name, col in arg.prop_cols})
+    return PropertyRef(node, arg.key) if arg.kind == "property" else node

@@ -328,8 +328,13 @@ class PartPlanner:
             kind = ext.arg_kinds[i]
             if kind is ArgKind.PROPERTY or (kind is ArgKind.NODE_PROPERTY_OR_VALUE and _node_property(arg, scope)):
                 plan = ArgPlan("property", self.render(arg.expr), key=arg.key)
-            elif kind is ArgKind.NODE or (kind in (ArgKind.NODE_OR_VALUE, ArgKind.NODE_PROPERTY_OR_VALUE)
+            elif kind is ArgKind.NODE or (kind in (ArgKind.NODE_OR_VALUE, ArgKind.NODE_PROPERTY_OR_VALUE,
+                                                   ArgKind.ENTITY_OR_VALUE)
                                           and isinstance(arg, A.Variable) and scope.get(arg.name) == "node"):
+                plan = ArgPlan("node", self.render(arg))
+            elif kind is ArgKind.ENTITY_OR_VALUE and isinstance(arg, A.Variable) and scope.get(arg.name) == "rel":
+                plan = ArgPlan("relationship", self.render(arg))
+            elif kind is ArgKind.ENTITY_OR_VALUE and len(call.args) == ext.max_args:    # `nodes(p)[0]`
                 plan = ArgPlan("node", self.render(arg))
             else:
                 plan = ArgPlan("value", self.render(arg))
@@ -339,7 +344,7 @@ class PartPlanner:
                 plan.id_col = column(f"id({plan.text})")
                 if self.kind != "falkordb":
                     plan.eid_col = column(f"elementId({plan.text})")
-                plan.labels_col = column(f"labels({plan.text})")
+                plan.labels_col = column(f"{'type' if plan.kind == 'relationship' else 'labels'}({plan.text})")
                 plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
             plan.uses = frozenset(_variables(arg))
             args.append(plan)

@@ -30,6 +30,9 @@ class ArgKind(Enum):
     #: A node (`NodeRef`), a node's property `n.key` (`PropertyRef`, for evaluators that read
     #: the property from their own store), or any other value (passed as is).
     NODE_PROPERTY_OR_VALUE = "node_property_or_value"
+    #: A node (`NodeRef`), a relationship (`RelationshipRef`) or any other value (passed as is);
+    #: when the call gives every argument, an expression that is not a variable is a node.
+    ENTITY_OR_VALUE = "entity_or_value"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,15 @@ class NodeRef:
     element_id: str
     labels: tuple[str, ...]
     properties: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipRef:
+    """A relationship as an evaluator sees it: ids and its type."""
+
+    id: int
+    element_id: str
+    type: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """Neo4j's vector and fulltext search procedures onto FalkorDB's native indexes.
 
-`db.index.vector.queryNodes(name, k, vector)` and `db.index.fulltext.queryNodes(name, text)`
-name an index; FalkorDB's `db.idx.vector.queryNodes(label, property, k, vecf32(v))` and
+`db.index.vector.queryNodes(name, k, vector)` (`queryRelationships` for an index on a
+relationship type) and `db.index.fulltext.queryNodes(name, text)` name an index; FalkorDB's `db.idx.vector.queryNodes(label, property, k, vecf32(v))` and
 `db.idx.fulltext.queryNodes(label, text)` take its label and property. The CALL is rewritten
 to FalkorDB's, and a step looks the index up by name (`schema_catalog`) and binds its label,
 property and similarity function as a parameter, so the rest of the query runs in the database.
@@ -31,18 +31,20 @@ _COUNT = "\x00count"
 _SCORE = "CASE ${p}[0][2] WHEN 'euclidean' THEN 1.0 / (1.0 + {d} * {d}) ELSE 1.0 - {d} / 2.0 END"
 
 
-def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
-    """A (not listed) virtual procedure: index name -> [[label, property, similarity]]."""
+def _lookup(names: NameStore, kind: str, procedure: str, entity: str = "NODE") -> VirtualProcedure:
+    """A (not listed) virtual procedure: index name -> [[label, property, similarity]], for an
+    index on nodes or (`entity` "RELATIONSHIP") on a relationship type."""
 
     async def answer(ctx: CallContext, args: list) -> list[list[Any]]:
         name, query = (args + [None])[:2]
         catalog = await read_catalog(ctx.graph, names)
-        entry = next((e for e in catalog.indexes if e.name == name and e.definition.kind == kind), None)
+        entry = next((e for e in catalog.indexes if e.name == name and e.definition.kind == kind
+                      and e.definition.entity == entity), None)
         if entry is None:
             raise CypherError("Neo.ClientError.Procedure.ProcedureCallFailed",
                               f"Failed to invoke procedure `{procedure}`: Caused by: "
                               f"java.lang.IllegalArgumentException: There is no such {kind.lower()} schema "
-                              f"index: {name}")
+                              f"index{' on relationships' if entity != 'NODE' else ''}: {name}")
         d = entry.definition
         if pending_vector_index(d) and await build_pending(ctx, names, name, d):
             return await answer(ctx, args)
@@ -65,15 +67,18 @@ def _lookup(names: NameStore, kind: str, procedure: str) -> VirtualProcedure:
             row.append(size)
         return [row]
 
-    return VirtualProcedure(f"SHOW {kind} INDEX LOOKUP", ("label", "property", "similarity"), answer,
+    on = "" if entity == "NODE" else " RELATIONSHIP"
+    return VirtualProcedure(f"SHOW {kind}{on} INDEX LOOKUP", ("label", "property", "similarity"), answer,
                             backends=FALKORDB)
 
 
 def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
-            arity: tuple[int, int]) -> ProcedureRewrite:
-    """The rewrite of one search procedure onto FalkorDB's `native` one."""
-    lookup = _lookup(names, kind, name)
+            arity: tuple[int, int], entity: str = "NODE") -> ProcedureRewrite:
+    """The rewrite of one search procedure onto FalkorDB's `native` one; it yields `node` (or
+    `relationship`, for an `entity` "RELATIONSHIP" index) and `score`."""
+    lookup = _lookup(names, kind, name, entity)
     vector = kind == "VECTOR"
+    found = "node" if entity == "NODE" else "relationship"
 
     def plan(planner, clause_index: int, clause: A.CallProcedure | A.Match) -> None:
         if isinstance(clause, A.Match):
@@ -84,9 +89,9 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
         fields, names_ = yielded(rewrite, clause)
         param = f"__v{next(planner.counter)}"
         distance = f"__d{param[3:]}"
-        node = quote(names_.get("node", "node")) if "node" in fields else f"__n{param[3:]}"
+        node = quote(names_.get(found, found)) if found in fields else f"__n{param[3:]}"
         score = quote(names_.get("score", "score"))
-        yield_node = "node" if node == "node" else f"node AS {node}"      # FalkorDB: no `node AS node`
+        yield_node = found if node == found else f"{found} AS {node}"      # FalkorDB: no `node AS node`
         if vector:
             call = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({planner.render(args[1])}), "
                     f"vecf32({planner.render(args[2])})) YIELD {yield_node}, score AS {distance}")
@@ -108,7 +113,7 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
         translated = not vector and isinstance(args[1], (A.Literal, A.Parameter))
         planner.steps.append(VirtualStep(lookup, param, (args[0], args[1]) if translated else (args[0],)))
 
-    rewrite = ProcedureRewrite(name, ("node", "score"), plan, signature,
+    rewrite = ProcedureRewrite(name, (found, "score"), plan, signature,
                                f"Query the {kind.lower()} index by name (on FalkorDB's {native}).")
     return rewrite
 
@@ -177,11 +182,14 @@ def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualPro
 
 
 def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
-    """db.index.vector.queryNodes and db.index.fulltext.queryNodes on FalkorDB."""
+    """db.index.vector.queryNodes, queryRelationships and db.index.fulltext.queryNodes on FalkorDB."""
     return [
         _search(names, "db.index.vector.queryNodes", "db.idx.vector.queryNodes", "VECTOR",
                 "db.index.vector.queryNodes(indexName :: STRING, numberOfNearestNeighbours :: INTEGER, "
                 "query :: LIST<FLOAT>) :: (node :: NODE, score :: FLOAT)", (3, 3)),
+        _search(names, "db.index.vector.queryRelationships", "db.idx.vector.queryRelationships", "VECTOR",
+                "db.index.vector.queryRelationships(indexName :: STRING, numberOfNearestNeighbours :: INTEGER, "
+                "query :: LIST<FLOAT>) :: (relationship :: RELATIONSHIP, score :: FLOAT)", (3, 3), "RELATIONSHIP"),
         _search(names, "db.index.fulltext.queryNodes", "db.idx.fulltext.queryNodes", "FULLTEXT",
                 "db.index.fulltext.queryNodes(indexName :: STRING, queryString :: STRING, options = {} :: MAP) "
                 ":: (node :: NODE, score :: FLOAT)", (2, 3)),

@@ -17,7 +17,8 @@ def text_properties(sample: Sequence[dict[str, Any]]) -> list[str]:
 def text_describer(names: list[str]) -> Describer:
     async def detail(graph: GraphContext, label: str, sample: Sequence[dict[str, Any]]) -> list[str]:
         found = text_properties(sample)
-        return [f"Text for text_score: {', '.join(found)}"] if found else []
+        return [f"Text for text_score: {', '.join(found)} (or any text: text_score(n.a + n.b, 'query'))"] \
+            if found else []
 
     return Describer(family="Semantic", extensions=tuple(names), legend={"text": "long text for text_score"},
                      flags=lambda label, sample: ("text",) if text_properties(sample) else (), detail=detail)

@@ -1,17 +1,22 @@
-"""The text store: embeddings of node texts per (label, property), on disk and in memory.
+"""The text store: embeddings of node and relationship texts per (label or type, property),
+on disk and in memory, and of free texts (expressions) in memory.
 
-On disk, under `<data-dir>/text/<database>/<model>/<label>/<property>.npz`: one row per
+On disk, under `<data-dir>/text/<database>/<model>/<label>/<property>.npz` (relationships:
+`.../<model>/[relationship]/<type>/<property>.npz`; no quoted label contains a bracket): one row per
 distinct text, keyed by a hash of the text (vector, token ids). A restart or a changed text
 costs only the texts whose hash is new; the file is rewritten atomically (temp file, then
 rename) with exactly the texts present, so it never grows with history.
 
-In memory, a `TextIndex` per (database, label, property): the node ids that have a string,
+In memory, a `TextIndex` per (database, label, property): the node (relationship) ids that have a string,
 their unit vectors as one matrix, and the BM25 postings. It is keyed by the graph state
 (`GraphContext.state`), which changes on every write through the proxy: the next query then
 re-reads the label's texts (one query) and embeds only what changed. Inside a transaction
 that wrote (state None) the index is built from what that transaction sees and not kept.
 Reading happens on the event loop (it is a database query); hashing and embedding run in a
 worker thread, one build per key at a time.
+
+Free texts (`text_score(n.description + ' ' + n.name, $q)`) and query texts are embedded per
+distinct text and kept in LRU caches (free texts keyed by their hash).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import quote
 
 import numpy as np
@@ -39,6 +44,9 @@ from .lexical import BM25
 #: Weight of the cosine in text_score; the rest is normalised BM25 (see lexical.py).
 COSINE_WEIGHT = 0.5
 _QUERY_CACHE = 1024
+_FREE_TEXT_CACHE = 100_000
+#: The path part under which relationship types' texts are kept (quote() escapes brackets).
+_RELATIONSHIPS = "[relationship]"
 
 
 def default_root(data_dir: str | Path) -> Path:
@@ -54,13 +62,18 @@ def text_hash(text: str) -> bytes:
 class TextIndex:
     """The texts of one property on the nodes of one label, ready to score."""
 
-    label: str
+    label: str                            # the label, or the relationship type
     key: str
-    ids: np.ndarray                       # sorted node ids whose value is a string
+    ids: np.ndarray                       # sorted node (relationship) ids whose value is a string
     vectors: np.ndarray                   # (len(ids), dim) unit rows, aligned with ids
     lexical: BM25
     #: node id -> the value's type, for nodes whose value is not a string
     others: dict[int, Any] = field(default_factory=dict)
+    relationship: bool = False
+
+    @property
+    def entity(self) -> str:
+        return "relationship" if self.relationship else "node"
 
     def positions(self, node_ids: np.ndarray) -> np.ndarray:
         """Row of each node id in `vectors`, -1 where the node has no string value."""
@@ -108,6 +121,35 @@ class _DiskCache:
             raise
 
 
+class _EmbeddingCache:
+    """An LRU of (unit vector, token ids) per text, under `key(text)`; thread-safe."""
+
+    def __init__(self, capacity: int, key: Callable[[str], Hashable]):
+        self.capacity = capacity
+        self.key = key
+        self._entries: OrderedDict[Hashable, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, encoder: Callable[[], Encoder], texts: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{text: (unit vector, token ids)}, each distinct text not cached embedded once."""
+        found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        with self._lock:
+            for text in texts:
+                entry = self._entries.get(self.key(text))
+                if entry is not None:
+                    self._entries.move_to_end(self.key(text))
+                    found[text] = entry
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
+        if missing:
+            vectors, tokens = encoder().encode(missing)
+            with self._lock:
+                for text, vector, ids in zip(missing, vectors, tokens):
+                    found[text] = self._entries[self.key(text)] = (vector, ids)
+                while len(self._entries) > self.capacity:
+                    self._entries.popitem(last=False)
+        return found
+
+
 class TextStore:
     """Embeddings for text_score, shared by all sessions of one server."""
 
@@ -118,8 +160,8 @@ class TextStore:
         self._encoder_lock = threading.Lock()
         self._indexes: dict[tuple[str, str, str], tuple[Hashable, TextIndex]] = {}
         self._builds: dict[tuple[str, str, str], asyncio.Lock] = {}
-        self._queries: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
-        self._queries_lock = threading.Lock()
+        self._queries = _EmbeddingCache(_QUERY_CACHE, lambda text: text)
+        self._free_texts = _EmbeddingCache(_FREE_TEXT_CACHE, text_hash)
 
     @property
     def encoder(self) -> Encoder:
@@ -131,9 +173,10 @@ class TextStore:
 
     # -- node texts
 
-    async def index(self, graph: GraphContext, label: str, key: str) -> TextIndex:
-        """The index of `label`.`key` as `graph` sees it now (built or refreshed if needed)."""
-        cache_key = (graph.database, label, key)
+    async def index(self, graph: GraphContext, label: str, key: str, relationship: bool = False) -> TextIndex:
+        """The index of `label`.`key` (of a relationship type when `relationship`) as `graph`
+        sees it now (built or refreshed if needed)."""
+        cache_key = (graph.database, label, key, relationship)
         state = graph.state
         known = self._indexes.get(cache_key)
         if state is not None and known is not None and known[0] == state:
@@ -142,23 +185,24 @@ class TextStore:
             known = self._indexes.get(cache_key)
             if state is not None and known is not None and known[0] == state:
                 return known[1]
+            pattern = f"()-[n:{quote_name(label)}]->()" if relationship else f"(n:{quote_name(label)})"
             rows = await graph.read(
-                f"MATCH (n:{quote_name(label)}) WHERE n.{quote_name(key)} IS NOT NULL "
-                f"RETURN id(n), n.{quote_name(key)}", {})
+                f"MATCH {pattern} WHERE n.{quote_name(key)} IS NOT NULL RETURN id(n), n.{quote_name(key)}", {})
             keep = state is not None
-            index = await asyncio.to_thread(self._build, graph.database, label, key, rows, keep)
+            index = await asyncio.to_thread(self._build, graph.database, label, key, relationship, rows, keep)
             if keep:
                 self._indexes[cache_key] = (state, index)
             return index
 
-    def _build(self, database: str, label: str, key: str, rows: list[list[Any]], keep: bool) -> TextIndex:
+    def _build(self, database: str, label: str, key: str, relationship: bool, rows: list[list[Any]],
+               keep: bool) -> TextIndex:
         """Index the (node id, value) rows, embedding only texts the disk cache lacks."""
         strings = sorted((node_id, value) for node_id, value in rows if isinstance(value, str))
         others = {node_id: value for node_id, value in rows if not isinstance(value, str)}
         ids = np.array([node_id for node_id, _ in strings], dtype=np.int64)
         texts = [value for _, value in strings]
         hashes = [text_hash(t) for t in texts]
-        disk = _DiskCache(self._path(database, label, key))
+        disk = _DiskCache(self._path(database, label, key, relationship))
         encoder = self.encoder
         cached, cached_vectors, cached_tokens = disk.load()
         if cached_vectors.ndim != 2 or cached_vectors.shape[1] != encoder.dim:     # none, or unusable
@@ -178,28 +222,20 @@ class TextStore:
             disk.save(distinct, all_vectors[keep_rows], [all_tokens[i] for i in keep_rows])
         rows_per_text = np.array([row_of[h] for h in hashes], dtype=np.int64)
         return TextIndex(label, key, ids, all_vectors[rows_per_text],
-                         BM25([all_tokens[i] for i in rows_per_text]), others)
+                         BM25([all_tokens[i] for i in rows_per_text]), others, relationship)
 
-    def _path(self, database: str, label: str, key: str) -> Path:
+    def _path(self, database: str, label: str, key: str, relationship: bool) -> Path:
         parts = [quote(part, safe="") or "%" for part in (database, self.encoder.name, label)]
+        if relationship:
+            parts.insert(2, _RELATIONSHIPS)
         return self.root.joinpath(*parts, quote(key, safe="") + ".npz")
 
-    # -- query texts
+    # -- query and free texts
 
     def queries(self, texts: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """{query text: (unit vector, token ids)}, each distinct text embedded once (LRU-cached)."""
-        found: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        with self._queries_lock:
-            for text in texts:
-                if text in self._queries:
-                    self._queries.move_to_end(text)
-                    found[text] = self._queries[text]
-        missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-            vectors, tokens = self.encoder.encode(missing)
-            with self._queries_lock:
-                for text, vector, ids in zip(missing, vectors, tokens):
-                    found[text] = self._queries[text] = (vector, ids)
-                while len(self._queries) > _QUERY_CACHE:
-                    self._queries.popitem(last=False)
-        return found
+        return self._queries.embed(lambda: self.encoder, texts)
+
+    def free_texts(self, texts: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{text: (unit vector, token ids)} for texts computed by a query, cached by their hash."""
+        return self._free_texts.embed(lambda: self.encoder, texts)

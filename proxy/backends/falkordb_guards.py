@@ -80,6 +80,8 @@ _SEPARATORS = frozenset("""WHEN THEN ELSE AS WHERE RETURN WITH MATCH OPTIONAL UN
 _BINARY_WORDS = frozenset("AND OR XOR IN CONTAINS STARTS ENDS IS".split())
 _CLAUSES = frozenset("""MATCH UNWIND WITH RETURN CREATE MERGE SET DELETE REMOVE CALL FOREACH UNION
     LOAD""".split())
+#: Functions whose `x IN list` iterates the list (an aggregate inside crashes FalkorDB).
+_LIST_ITERATORS = frozenset({"ANY", "ALL", "NONE", "SINGLE", "REDUCE"})
 _AGGREGATES = frozenset("""COUNT COLLECT SUM AVG MIN MAX STDEV STDEVP STD PERCENTILECONT
     PERCENTILEDISC""".split())
 #: Words after which `-`/`+` is a sign, not a subtraction.
@@ -133,6 +135,7 @@ class _Frame:
     nots: int = 0           # NOT: its operand (a comparison) ends at AND/OR/XOR or a separator
     commas: int = 0
     path: set[str] | None = None    # the relationship variables of the path pattern going on here
+    lists: bool = False     # `[` or the `(` of any/all/none/single/reduce: an IN here iterates a list
 
 
 class _Scan:
@@ -151,8 +154,8 @@ class _Scan:
         self.operand_expected = True          # a `-`/`+` here is a sign
         self.relationship_in: _Frame | None = None   # just after `)-[`: the frame of its path
 
-    def open(self, kind: str, start: int) -> str | None:
-        self.stack.append(_Frame(kind, start))
+    def open(self, kind: str, start: int, *, lists: bool = False) -> str | None:
+        self.stack.append(_Frame(kind, start, lists=lists))
         self.depth += 1
         return self._nesting()
 
@@ -183,8 +186,9 @@ class _Scan:
         return self._nesting()
 
     def iterating(self) -> bool:
-        """Inside `[x IN ...]`, `any(x IN ...)` or `reduce(..., x IN ...)`."""
-        return any(frame.levels == 2 for frame in self.stack)
+        """Inside `[x IN ...]`, `any(x IN ...)` or `reduce(..., x IN ...)` (not a `{ }` or `( )`
+        that merely holds an `x IN list` predicate)."""
+        return any(frame.levels == 2 and frame.lists for frame in self.stack)
 
     def binary(self, *, ends_not: bool = False) -> str | None:
         """A binary operator: the operands of pending signs (and of NOTs, for AND/OR/XOR) end."""
@@ -317,7 +321,7 @@ def _scan(query: str) -> str | None:
             if text == "[":
                 scan.relationship_start((before_prev, prev_text))
             problem = (text == "(" and scan.relationship_end(prev_kind, prev_text)) or \
-                scan.open(text, token.start(kind))
+                scan.open(text, token.start(kind), lists=text == "[" or prev_word in _LIST_ITERATORS)
             scan.operand_expected = True
         elif kind == "close":
             scan.close(text)

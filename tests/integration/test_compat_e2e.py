@@ -183,6 +183,33 @@ def test_dynamic_labels_and_apoc_merge(clean_graph):
     assert rows(clean_graph, rel, type="STOCK_LINK") == [{"t": "STOCK_LINK", "w": 2}]
 
 
+def test_dynamic_labels_in_merge_and_create(clean_graph):
+    """Neo4j 5.26's `MERGE (n:$($label) {id: $id})` and `CREATE (n:$(...))-[:$(...)]->()` (issue 29)."""
+    merge = "MERGE (n:$($label) {id: $id}) ON CREATE SET n.new = true ON MATCH SET n.new = false RETURN n.new AS new"
+    assert rows(clean_graph, merge, label="StockDoc", id=1) == [{"new": True}]
+    assert rows(clean_graph, merge, label="StockDoc", id=1) == [{"new": False}]
+    assert rows(clean_graph, merge, label="StockPage", id=1) == [{"new": True}]
+    rows(clean_graph, "UNWIND ['StockDoc', 'StockDoc'] AS l MERGE (:$(l) {id: 2})")    # one value on every row
+    rows(clean_graph, "CREATE (a:StockBase:$($label))-[:$($type)]->(:$(['StockX', 'StockY']))",
+         label="StockDoc", type="STOCK_CITES")
+    got = rows(clean_graph, "MATCH (n) RETURN labels(n) AS l, n.id AS id, [(n)-[r]->() | type(r)] AS out")
+    assert sorted((sorted(r["l"]), r["id"], r["out"]) for r in got) == [
+        (["StockBase", "StockDoc"], None, ["STOCK_CITES"]), (["StockDoc"], 1, []), (["StockDoc"], 2, []),
+        (["StockPage"], 1, []), (["StockX", "StockY"], None, [])]
+    created = rows(clean_graph, "UNWIND $rows AS row CREATE (n:StockBase:$(row.l) {id: row.id}) "
+                                "RETURN n.id AS id, labels(n) AS l", rows=[{"l": "StockA", "id": 3},
+                                                                          {"l": ["StockB", "StockC"], "id": 4}])
+    assert sorted((r["id"], sorted(r["l"])) for r in created) == [
+        (3, ["StockA", "StockBase"]), (4, ["StockB", "StockBase", "StockC"])]          # a label per row
+    with pytest.raises(neo4j.exceptions.ClientError, match="label or type computed per row .* takes 2 values"):
+        rows(clean_graph, "UNWIND ['StockA', 'StockB'] AS l MERGE (:$(l) {id: 5})")
+    with pytest.raises(neo4j.exceptions.ClientError, match="must be a non-empty STRING"):
+        rows(clean_graph, "MERGE (:$($label) {id: 5})", label=None)
+    with pytest.raises(neo4j.exceptions.ClientError, match="must be a non-empty STRING"):
+        rows(clean_graph, "UNWIND ['StockA', null] AS l CREATE (:$(l) {id: 5})")
+    assert rows(clean_graph, "MATCH (n {id: 5}) RETURN count(n) AS n") == [{"n": 0}]
+
+
 def test_vector_and_fulltext_search_by_index_name(clean_graph):
     rng = np.random.default_rng(7)
     vectors = rng.normal(size=(20, 8))

@@ -90,6 +90,23 @@ def test_range_bounds_from_parameters_are_checked(driver):
     assert records[0]["c"] == 100_000
 
 
+def test_an_in_predicate_beside_an_aggregate_is_not_an_aggregate_in_a_list(driver):
+    """Issue 29: `label IN labels(n)` in a CALL { } that counts is no list iteration (it was refused);
+    an aggregate that does run over a list (which crashes FalkorDB) still is."""
+    driver.execute_query("UNWIND range(1, 5) AS i CREATE (n:HostileIn) SET n:$(CASE WHEN i < 3 THEN 'HostileA' "
+                         "ELSE 'HostileB' END)")
+    records, _, _ = driver.execute_query(
+        "UNWIND ['HostileA', 'HostileB', 'HostileC'] AS label "
+        "CALL { WITH label MATCH (n:HostileIn) WHERE label IN labels(n) RETURN count(n) AS c } "
+        "RETURN label, c ORDER BY label")
+    labels = [["HostileA"] if i < 3 else ["HostileB"] for i in range(1, 6)]
+    assert [(r["label"], r["c"]) for r in records] == [
+        (label, sum(label in ls for ls in labels)) for label in ("HostileA", "HostileB", "HostileC")]
+    driver.execute_query("MATCH (n:HostileIn) DELETE n")
+    assert "aggregating" in _error(driver, "MATCH (n) RETURN [x IN [1, 2] | count(*)]").message
+    _still_serving(driver)
+
+
 def test_queries_just_inside_the_limits_still_run(driver):
     """The guards refuse what costs FalkorDB, not what real queries look like."""
     ten_terms_deep = "RETURN " + "(" * 6 + "1" + ")" * 6 + " + " + " + ".join(["-1"] * 5_000) + " AS x"

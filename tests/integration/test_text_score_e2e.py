@@ -148,7 +148,8 @@ def test_non_string_property_names_its_type(notes):
     assert "TextNote.size is INTEGER" in _error(notes, "MATCH (n:TextNote) RETURN text_score(n, 'size', 'x')").message
     assert "TextNote.tags is LIST" in _error(notes, "MATCH (n:TextNote) RETURN text_score(n, 'tags', 'x')").message
     assert "a STRING; got INTEGER" in _error(notes, "MATCH (n:TextNote) RETURN text_score(n, 'text', 7)").message
-    assert "takes 3 arguments" in _error(notes, "MATCH (n:TextNote) RETURN text_score(n, 'text')").message
+    assert "needs the property to score" in _error(notes, "MATCH (n:TextNote) RETURN text_score(n, 'text')").message
+    assert "takes 2 to 3 arguments" in _error(notes, "MATCH (n:TextNote) RETURN text_score(n)").message
 
 
 def test_embeddings_survive_a_restart(tmp_path):

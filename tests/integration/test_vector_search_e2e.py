@@ -67,3 +67,35 @@ def test_optional_match_search_is_refused(docs):
     with pytest.raises(neo4j.exceptions.ClientError, match="OPTIONAL MATCH ... SEARCH"):
         docs.execute_query("OPTIONAL MATCH (node:SearchDoc) SEARCH node IN (VECTOR INDEX search_docs FOR $q LIMIT 1) "
                            "RETURN node", q=QUERY.tolist())
+
+
+@pytest.fixture(scope="module")
+def links(driver):
+    """SearchDoc-like vectors on relationships (issue 29: a path ranker scores links)."""
+    driver.execute_query("MATCH (d:SearchEnd) DETACH DELETE d")
+    driver.execute_query("CREATE VECTOR INDEX search_links IF NOT EXISTS FOR ()-[r:SEARCH_LINK]-() ON r.embedding "
+                         "OPTIONS {indexConfig: {`vector.dimensions`: 8, `vector.similarity_function`: 'cosine'}}")
+    driver.execute_query("UNWIND range(0, size($v) - 1) AS i CREATE (:SearchEnd {i: i})-[r:SEARCH_LINK {i: i}]->"
+                         "(:SearchEnd) WITH r, i CALL db.create.setRelationshipVectorProperty(r, 'embedding', $v[i])",
+                         v=VECTORS.tolist())
+    yield driver
+    driver.execute_query("DROP INDEX search_links IF EXISTS")
+    driver.execute_query("MATCH (d:SearchEnd) DETACH DELETE d")
+
+
+def test_query_relationships_matches_numpy(links):
+    got = links.execute_query(
+        "CALL db.index.vector.queryRelationships('search_links', $k, $q) YIELD relationship AS r, score "
+        "RETURN r.i AS i, startNode(r).i AS start, score ORDER BY score DESC", q=QUERY.tolist(), k=4).records
+    expected = _nearest(4)
+    assert [(r["i"], r["start"]) for r in got] == [(i, i) for i, _ in expected]
+    assert [r["score"] for r in got] == pytest.approx([s for _, s in expected], abs=1e-6)   # float32
+
+
+def test_query_relationships_names_the_index_kind(links):
+    with pytest.raises(neo4j.exceptions.ClientError, match="no such vector schema index on relationships: search_docs"):
+        links.execute_query("CALL db.index.vector.queryRelationships('search_docs', 1, $q) YIELD relationship "
+                            "RETURN relationship", q=QUERY.tolist())
+    with pytest.raises(neo4j.exceptions.ClientError, match="no such vector schema index: search_links"):
+        links.execute_query("CALL db.index.vector.queryNodes('search_links', 1, $q) YIELD node RETURN node",
+                            q=QUERY.tolist())

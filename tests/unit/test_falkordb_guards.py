@@ -128,6 +128,10 @@ def test_nesting_is_measured_as_the_grammar_nests(expr):
     "MATCH ()<--()" + "-[]-()" * MAX_UNDIRECTED_HOPS + " RETURN 1",
     "CREATE ()" + "-[:R]-()" * 40,                                                       # not a match
     "MATCH (a) WHERE a.x - (1) > 0 - (2) RETURN a",
+    # an `x IN list` predicate beside an aggregate iterates nothing (issue 29)
+    "UNWIND ['A'] AS label CALL { WITH label MATCH (n) WHERE label IN labels(n) RETURN count(n) AS c } RETURN c",
+    "MATCH (n) WITH n, (1 IN [1]) AS t RETURN t, count(n)",
+    "MATCH (n) RETURN size([x IN [1] | x]) + count(n)",
 ])
 def test_at_each_limit_the_query_passes(query):
     assert refused(query) is None
@@ -162,6 +166,8 @@ def test_at_each_limit_the_query_passes(query):
     ("MATCH (n) RETURN [x IN [1] | collect(x)]", "aggregating"),
     ("MATCH (n) RETURN any(x IN [1] WHERE count(*) > 0)", "aggregating"),       # wrong, not refused
     ("MATCH (n) RETURN reduce(s = 0, x IN [1] | s + sum(x))", "aggregating"),
+    ("MATCH (n) RETURN none(x IN [1] WHERE x > max(n.v))", "aggregating"),
+    ("MATCH (n) RETURN [x IN [1] WHERE (count(*) > 0)]", "aggregating"),
     ("MATCH (a) WHERE NOT (n)" + "-" * 1000 + ">(b) RETURN 1", "levels deep"),  # ran 10+ minutes
     ("MATCH (a)<" + "-" * (MAX_NESTING + 3) + "(b) RETURN 1", "levels deep"),
     # found by the fuzz suite: a bound relationship variable twice in one path crashes the planner

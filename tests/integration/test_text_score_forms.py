@@ -1,0 +1,149 @@
+"""text_score on relationships and on any string expression, through the real driver (issue 29).
+
+A memory agent ranks the notes it keeps on relationships; an attention score ranks
+`n.description + ' ' + n.name`. Values are checked against the same formula computed here from
+the model's vectors and token ids: numpy cosine, and BM25 written out in plain Python (over the
+relationship type's texts for the stored form; each text as its own corpus for an expression).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from extensions.text.encoders import load_encoder
+
+K1, B = 1.2, 0.75
+NOTES = {("ann", "bob"): "met at the climbing gym, both anxious about exams",
+         ("bob", "cy"): "work colleagues on the payment service auth middleware",
+         ("cy", "ann"): "cognitive behavioural therapy group for catastrophizing thoughts",
+         ("ann", "dee"): None}
+TOPICS = [("CBT", "therapy for anxious, catastrophizing thinking"),
+          ("Auth", "middleware that checks tokens on every request"),
+          ("Climbing", "bouldering and rope climbing in a gym")]
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return load_encoder(None)
+
+
+@pytest.fixture(scope="module")
+def graph(driver):
+    """People who know each other (notes on the relationships) and topics with descriptions."""
+    driver.execute_query("MATCH (n) WHERE n:AppPerson OR n:AppTopic DETACH DELETE n")
+    driver.execute_query("UNWIND $people AS p CREATE (:AppPerson {name: p})", people=["ann", "bob", "cy", "dee"])
+    driver.execute_query(
+        "UNWIND $links AS l MATCH (a:AppPerson {name: l[0]}), (b:AppPerson {name: l[1]}) "
+        "CREATE (a)-[r:APP_KNOWS]->(b) SET r.note = l[2]",
+        links=[[a, b, note] for (a, b), note in NOTES.items()])
+    driver.execute_query("UNWIND $topics AS t CREATE (:AppTopic {name: t[0], description: t[1]})",
+                         topics=[list(t) for t in TOPICS])
+    yield driver
+    driver.execute_query("MATCH (n) WHERE n:AppPerson OR n:AppTopic DETACH DELETE n")
+
+
+def _bm25(corpus: list[list[int]], query: list[int]) -> list[float]:
+    """Normalised BM25 (lexical.py's definition) of every document of `corpus`."""
+    mean = sum(map(len, corpus)) / len(corpus)
+    terms = set(query)
+    df = Counter(t for doc in corpus for t in set(doc))
+    idf = {t: math.log1p((len(corpus) - df[t] + 0.5) / (df[t] + 0.5)) for t in terms if df[t]}
+    bound = (K1 + 1) * (sum(idf.values()) + (len(terms) - len(idf)) * max(
+        math.log1p((len(corpus) - d + 0.5) / (d + 0.5)) for d in df.values()))
+    scores = []
+    for doc in corpus:
+        tf = Counter(doc)
+        norm = K1 * (1 - B + B * len(doc) / mean)
+        scores.append(sum(w * tf[t] * (K1 + 1) / (tf[t] + norm) for t, w in idf.items() if tf[t]) / bound)
+    return scores
+
+
+def _expected(encoder, texts: list[str], query: str, corpus: list[str]) -> list[float]:
+    vectors, tokens = encoder.encode(corpus)
+    (qv,), (qt,) = encoder.encode([query])
+    cosine = dict(zip(corpus, (np.asarray(vectors, np.float64) @ np.asarray(qv, np.float64)).tolist()))
+    lexical = dict(zip(corpus, _bm25([t.tolist() for t in tokens], qt.tolist())))
+    return [0.5 * cosine[t] + 0.5 * lexical[t] for t in texts]
+
+
+def test_relationship_notes_rank_like_numpy(graph, encoder):
+    query = "catastrophizing and anxiety"
+    records = graph.execute_query(
+        "MATCH (a:AppPerson)-[r:APP_KNOWS]->(b:AppPerson) "
+        "RETURN a.name + '-' + b.name AS pair, text_score(r, 'note', $q) AS s ORDER BY s DESC", q=query).records
+    notes = {f"{a}-{b}": note for (a, b), note in NOTES.items() if note}
+    expected = dict(zip(notes, _expected(encoder, list(notes.values()), query, list(notes.values()))))
+    got = {r["pair"]: r["s"] for r in records}
+    assert got.pop("ann-dee") is None                        # no note: null, as for a node
+    assert got == pytest.approx(expected, abs=1e-5)
+    assert [r["pair"] for r in records][:2] == ["ann-dee", "cy-ann"]     # DESC: null first, as in Neo4j
+
+
+def test_relationship_score_in_where_and_errors(graph):
+    query = "exam stress"
+    rows = graph.execute_query(
+        "MATCH ()-[r:APP_KNOWS]->() WHERE text_score(r, 'note', $q) > 0.2 RETURN r.note AS note", q=query).records
+    assert [r["note"] for r in rows] == [NOTES[("ann", "bob")]]
+    carried = graph.execute_query("MATCH ()-[r:APP_KNOWS]->() WITH r ORDER BY r.note LIMIT 1 "
+                                  "RETURN r.note AS note, text_score(r, 'note', $q) AS s", q=query).records
+    direct = graph.execute_query("MATCH ()-[r:APP_KNOWS {note: $n}]->() RETURN text_score(r, 'note', $q) AS s",
+                                 n=carried[0]["note"], q=query).records
+    assert carried[0]["s"] == direct[0]["s"] is not None
+    with pytest.raises(Exception, match="no APP_KNOWS relationship has it"):
+        graph.execute_query("MATCH ()-[r:APP_KNOWS]->() RETURN text_score(r, 'nope', $q)", q=query)
+
+
+def test_expression_text_is_scored_alone(graph, encoder):
+    query = "anxious thinking therapy"
+    records = graph.execute_query(
+        "MATCH (t:AppTopic) RETURN t.name AS name, text_score(t.description + ' ' + t.name, $q) AS s "
+        "ORDER BY s DESC", q=query).records
+    texts = [f"{description} {name}" for name, description in TOPICS]
+    expected = {name: sum(_expected(encoder, [text], query, [text]))       # each text its own corpus
+                for (name, _), text in zip(TOPICS, texts)}
+    assert {r["name"]: r["s"] for r in records} == pytest.approx(expected, abs=1e-5)
+    assert records[0]["name"] == "CBT"
+    filtered = graph.execute_query(     # a row's score does not depend on the other rows (but float32 sums)
+        "MATCH (t:AppTopic {name: 'CBT'}) RETURN text_score(t.description + ' ' + t.name, $q) AS s", q=query)
+    assert filtered.records[0]["s"] == pytest.approx(records[0]["s"], abs=1e-6)
+
+
+def test_expression_form_nulls_and_errors(graph):
+    records = graph.execute_query("RETURN text_score(null, 'x') AS a, text_score('x', null) AS b").records
+    assert (records[0]["a"], records[0]["b"]) == (None, None)
+    with pytest.raises(Exception, match="first argument of text_score\\(\\) is the text, a STRING; got INTEGER"):
+        graph.execute_query("RETURN text_score(42, 'x')")
+    with pytest.raises(Exception, match="needs the property to score"):
+        graph.execute_query("MATCH (t:AppTopic) RETURN text_score(t, 'x')")
+    with pytest.raises(Exception, match="expected Node.* but was String"):   # the database's error
+        graph.execute_query("RETURN text_score('text', 'note', 'x')")
+    path = graph.execute_query("MATCH p = (a:AppPerson {name: 'cy'})-[:APP_KNOWS]->() "
+                               "RETURN text_score(nodes(p)[0], 'name', 'cy') AS s").records
+    assert path[0]["s"] is not None                       # a node from an expression, as before
+
+
+def test_attention_score_ranks_by_text_and_recency(graph, encoder):
+    """The "attention score" application: relevance of a computed text plus recency from a stored
+    UTC date-time (issue 29), against the same formula in Python."""
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    ages = {"CBT": 3, "Auth": 40, "Climbing": 10}
+    graph.execute_query("UNWIND $rows AS r MATCH (t:AppTopic {name: r[0]}) SET t.updatedAt = r[1]",
+                        rows=[[name, now - dt.timedelta(days=days)] for name, days in ages.items()])
+    query = "catastrophizing"
+    records = graph.execute_query("""
+        MATCH (t:AppTopic) WITH t, duration.inDays(t.updatedAt, datetime()).days AS age
+        RETURN t.name AS name, age,
+               0.7 * text_score(t.description + ' ' + t.name, $q) + 0.3 * exp(-age / 30.0) AS attention
+        ORDER BY attention DESC""", q=query).records
+    expected = {}
+    for name, description in TOPICS:
+        text = f"{description} {name}"
+        expected[name] = 0.7 * _expected(encoder, [text], query, [text])[0] + 0.3 * math.exp(-ages[name] / 30)
+    assert {r["name"]: r["age"] for r in records} == ages
+    assert {r["name"]: r["attention"] for r in records} == pytest.approx(expected, abs=1e-5)
+    assert [r["name"] for r in records] == sorted(expected, key=expected.get, reverse=True)
