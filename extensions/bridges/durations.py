@@ -90,8 +90,9 @@ def exact(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     if fraction:
         raise fraction_error(shown, f"{float(fraction):g} s")
     wanted = Duration(months=months, days=days, seconds=seconds)
-    if stored_duration(months, days, seconds) != wanted:
-        raise unkept(shown, wanted)
+    kept = stored_duration(months, days, seconds)
+    if kept != wanted and not (kept is None and not days and not seconds):   # (whole months past
+        raise unkept(shown, wanted)                                         # the calendar: kept)
     if isinstance(arg, A.MapLiteral) and all(type(v.value) is int for _, v in arg.items):
         return []                                    # FalkorDB builds it the same way
     return [(*arg.span, f"{{months: {months}, days: {days}, seconds: {seconds}}}")]
