@@ -127,6 +127,15 @@ def test_llama_vector_query_on_the_index_it_created_without_dimensions(llama):
     assert [s for _, s in llama["vector"]] == pytest.approx([s for _, s in expected], abs=1e-6)
 
 
+def test_llama_rel_map_expands_two_hops(llama, driver):
+    """`get_rel_map` pages with `LIMIT toInteger($limit)` (bridged as a derived parameter)."""
+    within_two_hops = rows(driver, "MATCH (:__Entity__ {name: 'Charles Babbage'})-[*0..1]-(a:__Entity__) WITH DISTINCT a "
+                                   "MATCH (a)-[r]-(b:__Entity__) WITH DISTINCT r "
+                                   "RETURN startNode(r).name AS a, type(r) AS t, endNode(r).name AS b")
+    assert llama["rel_map"] == sorted([r["a"], r["t"], r["b"]] for r in within_two_hops) == \
+        [list(t) for t in sorted(RELATIONS)]
+
+
 def test_llama_legacy_graph_store(llama, driver):
     assert llama["legacy_get"] == [["LIVED_IN", "London"], ["WORKED_WITH", "Charles Babbage"]]
     paths = llama["legacy_rel_map"]["Ada Lovelace"]
