@@ -266,12 +266,12 @@ class ServerPair:
         await self._live(self._control, server.name).execute_command("REPLICAOF", "127.0.0.1", self._relay_port)
 
     async def _resync_fresh(self, server: EmbeddedFalkorDB) -> None:
-        """Re-sync `server` from the primary in full, as a new process on empty files. FalkorDB
-        4.16 loads a full sync into a process that has held the graph before with its indexes
-        missing the loaded entities (`MATCH (n:L) WHERE n.k = $v` finds nothing, a scan finds
-        the node), and a unique constraint checked on such an index dereferences NULL
-        (EnforceUniqueEntity): after two rollbacks, the next violation crashed the primary. Even
-        a FLUSHALL or DEL first does not help; a new process loads the graph whole."""
+        """Re-sync `server` from the primary in full, as a new process on empty files. A full
+        sync into a process that has held the graph keeps state from it in FalkorDB 4.16: after
+        a write that failed having created entities, the re-synced replica still diverged on
+        their ids and segfaulted applying the next write (AttributeSet_Update, measured with this
+        re-sync done as REPLICAOF on the live process); a new process loads the primary's ids.
+        (It does not mend the indexes a load breaks: `rebuild_loaded_indexes` does.)"""
         self._loaded = True
         await server.kill()
         await server.start(fresh=True)
