@@ -67,6 +67,13 @@ class CypherError(Exception):
         return f"CypherError({self.code!r}, {self.message!r})"
 
 
+class DatabaseLost(CypherError):
+    """The connection to the database broke while a client's work was on it (mid-stream,
+    mid-transaction). The Bolt front end closes the client's connection without an answer, so
+    its driver raises ServiceUnavailable / SessionExpired as it would if Neo4j itself went away;
+    the HTTP API reports it as the transient error it carries."""
+
+
 _GQL_CLASSIFICATION = {"ClientError": "CLIENT_ERROR", "TransientError": "TRANSIENT_ERROR",
                        "DatabaseError": "DATABASE_ERROR"}
 

@@ -32,7 +32,7 @@ from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.values import Node, Path, Relationship, zone_id
 
-__all__ = ["MAX_DEPTH", "PackStreamError", "Packer", "Structure", "unpack", "unpack_message"]
+__all__ = ["MAX_DEPTH", "PackStreamError", "Packer", "Structure", "record_encoding", "unpack", "unpack_message"]
 
 MAX_DEPTH = 256
 """Deepest nesting of lists/maps/structures accepted in either direction."""
@@ -677,6 +677,19 @@ _LEGACY_HYDRATORS = {
     _LEGACY_DATETIME_ZONE_ID: _hydrator("DateTimeZoneId", (_I, _I, _S), lambda seconds, nanos, zone_id:
                                         _named_zone(zone_id).localize(_local_datetime(seconds, nanos))),
 }
+
+
+def record_encoding(bolt_version: tuple[int, int], utc_patch: bool = False) -> str:
+    """The name of the record encoding a Bolt version (and UTC patch) uses: two connections with
+    the same name encode every value alike, so RECORD bytes from one are valid on the other.
+
+    Nodes and relationships gained element ids in 5.0, DateTimes are UTC from 5.0 (or with the
+    4.x patch), and 6.0 adds the Vector and UnsupportedType structures."""
+    if tuple(bolt_version) >= (6, 0):
+        return "bolt6"
+    if tuple(bolt_version) >= (5, 0):
+        return "bolt5"
+    return "bolt4-utc" if utc_patch else "bolt4"
 
 
 def _hydrators_for(bolt_version: tuple[int, int], utc_patch: bool) -> dict:

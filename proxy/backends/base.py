@@ -33,6 +33,13 @@ class TxConfig:
     timeout: float | None = None          # seconds
     metadata: dict[str, Any] | None = None
     imp_user: str | None = None
+    #: The notification filters asked for (`notifications_minimum_severity`,
+    #: `notifications_disabled_classifications`), in the transaction or at HELLO.
+    notifications: dict[str, Any] | None = None
+    #: The record encoding the client reads (`proxy.packstream.record_encoding`; None: it
+    #: decodes nothing as Bolt): a backend that can keep records as the bytes it received
+    #: asks for them in this encoding, so they pass through unchanged.
+    encoding: str | None = None
 
     def __post_init__(self) -> None:
         # Neo4j database names are case-insensitive (normalised to lower case): `SYSTEM` is `system`.
@@ -58,9 +65,16 @@ class Summary:
 
 
 class Result(ABC):
-    """A running query's records, pulled in batches."""
+    """A running query's records, pulled in batches.
+
+    A result may also offer its records as the framed Bolt RECORD messages the database sent
+    (`framed_encoding` names their encoding): the Bolt front end then relays them as bytes to
+    a client that reads that encoding, instead of decoding and encoding them again.
+    """
 
     keys: list[str]
+    #: The record encoding of `fetch_framed` (`proxy.packstream.record_encoding`); None: none.
+    framed_encoding: str | None = None
 
     @abstractmethod
     async def fetch(self, n: int) -> list[list[Any]]:
@@ -69,6 +83,11 @@ class Result(ABC):
     @abstractmethod
     async def consume(self) -> Summary:
         """Discard what is left and return the summary. Safe to call more than once."""
+
+    async def fetch_framed(self, n: int) -> tuple[bytes, int, bool]:
+        """Up to `n` more records (`n < 0`: what has arrived, at least one) as framed RECORD
+        messages in `framed_encoding`: `(bytes, how many, whether more may follow)`."""
+        raise NotImplementedError(f"{type(self).__name__} has no framed records")
 
 
 class Transaction(ABC):

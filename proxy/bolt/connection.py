@@ -22,12 +22,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.backends.base import Result
+from proxy.backends.base import Result, TxConfig
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import MessageTooLarge, chunk, read_message, skip_message
 from proxy.bolt.limits import BoltLimits, query_size, too_large
-from proxy.errors import CypherError, database_error, protocol_error
-from proxy.packstream import Packer, PackStreamError, unpack_message
+from proxy.errors import CypherError, DatabaseLost, database_error, protocol_error
+from proxy.packstream import Packer, PackStreamError, record_encoding, unpack_message
 from proxy.session import Session
 
 log = logging.getLogger("proxy.bolt")
@@ -108,6 +108,8 @@ class BoltConnection:
         self._unauthenticated_bytes = 0
         self._packer = Packer(version)
         self._utc_patch = False
+        self._encoding = record_encoding(version)
+        self._notifications: dict[str, Any] | None = None     # HELLO's notification filters
         self.connection_id = f"bolt-{next(_connection_ids)}"
         self._state = State.NEGOTIATION
         self._queue: asyncio.Queue[tuple[int | None, bytes]] = asyncio.Queue(QUEUE_LIMIT)
@@ -272,6 +274,9 @@ class BoltConnection:
             log.info("%s: protocol violation: %s", self.connection_id, exc)
             self._fail(protocol_error(str(exc)))
             return False
+        except DatabaseLost as exc:
+            log.warning("%s: %s; closing the client's connection", self.connection_id, exc.message)
+            return False
         except CypherError as exc:
             self._fail(exc)
             return signature not in (m.HELLO, m.LOGON)
@@ -337,6 +342,8 @@ class BoltConnection:
         if self._version == (4, 4) and "utc" in (extra.get("patch_bolt") or ()):
             self._utc_patch = True
             self._packer = Packer(self._version, utc_patch=True)
+            self._encoding = record_encoding(self._version, True)
+        self._notifications = m.notification_filters(extra)
         routing = extra.get("routing")
         if self._routing_address is None and isinstance(routing, dict) and routing.get("address"):
             self._routing_address = str(routing["address"])
@@ -386,7 +393,7 @@ class BoltConnection:
         query, params, extra = fields
         start = time.monotonic()
         if self._state is State.READY:
-            config = m.tx_config(extra)
+            config = self._tx_config(extra)
             result = await self._session.run(query, params, config)
             database = config.database or self._session.backend.default_database
             qid, self._state = -1, State.STREAMING
@@ -405,11 +412,14 @@ class BoltConnection:
         self._send(m.SUCCESS, meta)
 
     async def _begin(self, fields: list[Any]) -> None:
-        config = m.tx_config(fields[0])
+        config = self._tx_config(fields[0])
         await self._session.begin(config)
         self._state = State.TX_READY
         self._next_qid = 0
         self._send(m.SUCCESS, {"db": self._session.database} if self._version >= (5, 8) else {})
+
+    def _tx_config(self, extra: dict[str, Any]) -> TxConfig:
+        return m.tx_config(extra, notifications=self._notifications, encoding=self._encoding)
 
     async def _commit(self, fields: list[Any]) -> None:
         bookmark = await self._session.commit()
@@ -450,6 +460,8 @@ class BoltConnection:
 
     async def _advance(self, open_: OpenResult, n: int, send: bool) -> bool:
         """Move n records (-1: all) past the client, writing them if `send`; True if more remain."""
+        if send and open_.result.framed_encoding == self._encoding and not open_.lookahead:
+            return await self._relay(open_, n)
         if n < 0 and not send:            # DISCARD all: only learn whether there was any row
             if not (open_.had_records or open_.lookahead):
                 open_.had_records = bool(await open_.result.fetch(1))
@@ -469,6 +481,22 @@ class BoltConnection:
                 want -= len(rows)
         open_.lookahead = await open_.result.fetch(1)
         return bool(open_.lookahead)
+
+    async def _relay(self, open_: OpenResult, n: int) -> bool:
+        """Write n records (-1: all) as the framed bytes the backend received them in (the
+        client reads their encoding); True if more remain."""
+        want = n
+        while True:
+            framed, count, more = await open_.result.fetch_framed(want)
+            if count:
+                open_.had_records = True
+                self._buffer(framed)
+                if self._out_size >= FLUSH_SIZE:
+                    await self._flush()
+                if want > 0:
+                    want -= count
+            if not more or want == 0:
+                return more
 
     async def _drop_results(self) -> None:
         """Discard every open result, so the backend releases what it holds for them

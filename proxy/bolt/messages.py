@@ -60,8 +60,20 @@ def auth_token(extra: dict[str, Any]) -> dict[str, Any]:
     return token
 
 
-def tx_config(extra: dict[str, Any]) -> TxConfig:
-    """RUN/BEGIN `extra` -> TxConfig (tx_timeout is milliseconds on the wire)."""
+#: Notification filter keys of HELLO, BEGIN and RUN (5.2+; `categories` became `classifications` in 5.5).
+NOTIFICATION_KEYS = ("notifications_minimum_severity", "notifications_disabled_categories",
+                     "notifications_disabled_classifications")
+
+
+def notification_filters(extra: dict[str, Any]) -> dict[str, Any] | None:
+    """The notification filters a HELLO, BEGIN or RUN asks for, if any."""
+    return {key: extra[key] for key in NOTIFICATION_KEYS if key in extra} or None
+
+
+def tx_config(extra: dict[str, Any], *, notifications: dict[str, Any] | None = None,
+              encoding: str | None = None) -> TxConfig:
+    """RUN/BEGIN `extra` -> TxConfig (tx_timeout is milliseconds on the wire); `notifications`:
+    the connection's filters (HELLO's), used unless the transaction asks for its own."""
     timeout = extra.get("tx_timeout")
     metadata = extra.get("tx_metadata")
     mode = extra.get("mode") or "w"
@@ -76,6 +88,8 @@ def tx_config(extra: dict[str, Any]) -> TxConfig:
         timeout=None if timeout is None else timeout / 1000,
         metadata=dict(metadata) if metadata else None,
         imp_user=extra.get("imp_user") or None,
+        notifications=notification_filters(extra) or notifications,
+        encoding=encoding,
     )
 
 

@@ -1,0 +1,281 @@
+"""The Neo4j backend: Cypher goes to a Neo4j server, cluster or Aura over the proxy's own Bolt client.
+
+Each client's queries run upstream under the client's own credentials, on pooled connections
+logged in with them (`pool.py`), so the upstream decides who may read what and the proxy stores
+no passwords. A `neo4j://` upstream is routed as the drivers route it (`routing.py`); `+s` and
+`+ssc` schemes use TLS (verified, or self-signed accepted).
+
+Nothing here decodes records unless someone asks: a pass-through query's RECORD messages reach
+the client as the bytes the upstream sent (`relay.py`). The official driver is not used at all:
+discovery (the default database, the database list) is a query like any other.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+from proxy.backends.base import Backend, Summary, Transaction, TxConfig
+from proxy.backends.neo4j.client import Address, UpstreamConnection
+from proxy.backends.neo4j.errors import DATABASE_UNAVAILABLE, NOT_A_WRITER, UpstreamLost
+from proxy.backends.neo4j.pool import Credentials, Pool
+from proxy.backends.neo4j.relay import FIRST_PULL, UpstreamResult
+from proxy.backends.neo4j.routing import Router
+from proxy.bolt import messages as m
+from proxy.errors import CypherError
+
+log = logging.getLogger(__name__)
+
+_SECURITY = "Neo.ClientError.Security."
+_SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
+#: The encoding asked for when the client reads none (HTTP, the proxy's own queries).
+DEFAULT_ENCODING = "bolt5"
+ROUTING_ATTEMPTS = 3         # servers tried for one request when a cluster member is unreachable
+
+
+def _ssl_context(scheme: str) -> ssl.SSLContext | None:
+    if scheme.endswith("+s"):
+        return ssl.create_default_context()
+    if scheme.endswith("+ssc"):
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    return None
+
+
+def request_extra(config: TxConfig, version: tuple[int, int]) -> dict[str, Any]:
+    """RUN / BEGIN `extra` for what the client asked of its transaction."""
+    extra: dict[str, Any] = {}
+    if config.bookmarks:
+        extra["bookmarks"] = list(config.bookmarks)
+    if config.timeout is not None:
+        extra["tx_timeout"] = int(config.timeout * 1000)
+    if config.metadata:
+        extra["tx_metadata"] = config.metadata
+    if config.mode == "r":
+        extra["mode"] = "r"
+    if config.database:
+        extra["db"] = config.database
+    if config.imp_user:
+        extra["imp_user"] = config.imp_user
+    if config.notifications and version >= (5, 2):
+        for key, value in config.notifications.items():      # 5.5 renamed categories to classifications
+            if key.startswith("notifications_disabled_"):
+                key = "notifications_disabled_" + ("classifications" if version >= (5, 5) else "categories")
+            extra[key] = value
+    return extra
+
+
+class _AutoCommit:
+    """The `Link` of an auto-commit result: its connection goes back to the pool when it ends."""
+
+    def __init__(self, pool: Pool, connection: UpstreamConnection):
+        self._pool = pool
+        self.connection = connection
+
+    async def claim(self, result: UpstreamResult) -> None:
+        pass
+
+    async def done(self, result: UpstreamResult) -> None:
+        await self._pool.release(self.connection)
+
+
+class UpstreamTransaction(Transaction):
+    """An explicit transaction on one upstream connection; its results share it (`Link`)."""
+
+    def __init__(self, backend: "Neo4jBackend", connection: UpstreamConnection, database: str):
+        self.connection = connection
+        self._backend = backend
+        self._database = database
+        self._results: list[UpstreamResult] = []
+        self._streaming: UpstreamResult | None = None     # the result whose PULL reply is arriving
+
+    async def claim(self, result: UpstreamResult | None) -> None:
+        if self._streaming is not None and self._streaming is not result:
+            await self._streaming.park()
+        self._streaming = result
+
+    async def done(self, result: UpstreamResult) -> None:
+        if result in self._results:
+            self._results.remove(result)
+        if self._streaming is result:
+            self._streaming = None
+
+    async def run(self, query: str, params: dict[str, Any]) -> UpstreamResult:
+        await self.claim(None)
+        meta = await self._backend.start_query(self.connection, query, params, {})
+        result = UpstreamResult(self, list(meta.get("fields") or ()), self._database, qid=meta.get("qid", -1),
+                                on_update=self._mark_written)
+        self._results.append(result)
+        self._streaming = result
+        return result
+
+    def _mark_written(self) -> None:
+        self.wrote = True
+
+    async def commit(self) -> str | None:
+        try:
+            for result in list(self._results):     # COMMIT needs every result read
+                await result.consume()
+            self.connection.send(m.COMMIT)
+            await self.connection.flush()
+            return (await self.connection.response()).get("bookmark")
+        finally:
+            await self._end()
+
+    async def rollback(self) -> None:
+        """RESET rolls back as ROLLBACK does, and also clears a failed connection and any replies
+        still due for unread results."""
+        try:
+            for result in self._results:
+                result.end_with(Summary(database=self._database))
+            if not self.connection.broken:
+                await self.connection.reset()
+        finally:
+            await self._end()
+
+    async def _end(self) -> None:
+        self._results.clear()
+        await self._backend.pool.release(self.connection)
+        if self.wrote:
+            self._backend.note_write(self._database)
+
+
+class Neo4jBackend(Backend):
+    """Forwards every query to the Neo4j at `uri` (bolt://, neo4j://, bolt+s://, neo4j+ssc:// ...)."""
+
+    kind = "neo4j"
+
+    def __init__(self, uri: str, *, state_ttl: float | None = 60.0, connect_timeout: float = 30.0):
+        super().__init__()
+        parts = urlsplit(uri)
+        if parts.scheme not in _SCHEMES or not parts.hostname:
+            raise ValueError(f"not a Neo4j URI: {uri!r} (bolt://host:port or neo4j://host:port, +s / +ssc for TLS)")
+        self.uri = uri
+        self.state_ttl = state_ttl          # other clients may write to the upstream
+        self.default_database = "neo4j"
+        self._default_known = False
+        self._seed = Address(parts.hostname, parts.port or 7687)
+        routing = {"address": str(self._seed), **dict(parse_qsl(parts.query))} \
+            if parts.scheme.startswith("neo4j") else None
+        self.pool = Pool(ssl_context=_ssl_context(parts.scheme), routing=routing, connect_timeout=connect_timeout)
+        self._router = Router(self.pool, self._seed, routing) if routing is not None else None
+
+    async def start(self) -> None:
+        """Nothing to open: connections are made per client credentials, when a client logs in."""
+
+    async def stop(self) -> None:
+        self.pool.close()
+
+    async def authenticate(self, auth: dict[str, Any]) -> Credentials:
+        credentials = Credentials.of(auth)
+        connection = await self._acquire(TxConfig(database="system", mode="r"), credentials)
+        await self.pool.release(connection)
+        await self._discover_default_database(credentials)
+        return credentials
+
+    # ---- queries -------------------------------------------------------------------------
+
+    async def run(self, query: str, params: dict[str, Any], config: TxConfig,
+                  credentials: Credentials) -> UpstreamResult:
+        connection = await self._acquire(config, credentials)
+        try:
+            meta = await self.start_query(connection, query, params, request_extra(config, connection.version))
+        except CypherError as error:
+            self._note_failure(error, connection, config)
+            await self.pool.release(connection)
+            raise
+        except BaseException:
+            self.pool.discard(connection)
+            raise
+        database = config.database or self.default_database
+        return UpstreamResult(_AutoCommit(self.pool, connection), list(meta.get("fields") or ()), database,
+                              on_update=lambda: self.note_write(database))
+
+    async def start_query(self, connection: UpstreamConnection, query: str, params: dict[str, Any],
+                          extra: dict[str, Any]) -> dict[str, Any]:
+        """RUN with the first PULL behind it; the RUN's SUCCESS metadata (records follow)."""
+        connection.send(m.RUN, query, params, extra)
+        connection.send(m.PULL, {"n": FIRST_PULL})
+        await connection.flush()
+        try:
+            return await connection.response()
+        except CypherError:
+            if connection.failed and not connection.broken:
+                await connection.reset()     # the PULL behind it was IGNORED; clear both
+            raise
+
+    async def begin(self, config: TxConfig, credentials: Credentials) -> UpstreamTransaction:
+        connection = await self._acquire(config, credentials)
+        try:
+            connection.send(m.BEGIN, request_extra(config, connection.version))
+            await connection.flush()
+            await connection.response()
+        except CypherError as error:
+            self._note_failure(error, connection, config)
+            await self.pool.release(connection)
+            raise
+        except BaseException:
+            self.pool.discard(connection)
+            raise
+        return UpstreamTransaction(self, connection, config.database or self.default_database)
+
+    async def _acquire(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:
+        encoding = config.encoding or DEFAULT_ENCODING
+        if self._router is None:
+            return await self.pool.acquire(self._seed, credentials, encoding)
+        for attempt in range(ROUTING_ATTEMPTS):
+            address = await self._router.address(config.database, config.imp_user, config.mode, credentials,
+                                                 config.bookmarks, encoding)
+            try:
+                return await self.pool.acquire(address, credentials, encoding)
+            except CypherError as error:
+                if error.code != DATABASE_UNAVAILABLE or attempt == ROUTING_ATTEMPTS - 1:
+                    raise
+                log.info("upstream %s unreachable (%s); routing around it", address, error.message)
+                self._router.forget(address)
+        raise AssertionError("unreachable")
+
+    def _note_failure(self, error: CypherError, connection: UpstreamConnection, config: TxConfig) -> None:
+        if self._router is None:
+            return
+        if error.code in NOT_A_WRITER:
+            self._router.forget_writer(connection.address, config.database)
+        elif isinstance(error, UpstreamLost):
+            self._router.forget(connection.address)
+
+    # ---- what the proxy asks the upstream itself ---------------------------------------------
+
+    async def databases(self, credentials: Credentials) -> list[str]:
+        try:
+            names = await self._system_column("SHOW DATABASES YIELD name", credentials)
+        except CypherError as error:
+            log.debug("SHOW DATABASES on %s failed (%s); offering the default database only", self.uri, error)
+            names = []
+        # A cluster lists each database once per server hosting it.
+        return list(dict.fromkeys(names)) or [self.default_database]
+
+    async def _system_column(self, query: str, credentials: Credentials) -> list[Any]:
+        result = await self.run(query, {}, TxConfig(database="system", mode="r"), credentials)
+        rows = await result.fetch(-1)
+        await result.consume()
+        return [row[0] for row in rows]
+
+    async def _discover_default_database(self, credentials: Credentials) -> None:
+        """Learn the upstream's default database once, as soon as some login is allowed to ask."""
+        if self._default_known:
+            return
+        try:
+            names = await self._system_column("SHOW DEFAULT DATABASE YIELD name", credentials)
+        except CypherError as error:
+            log.info("Could not ask %s for its default database (%s); assuming %r",
+                     self.uri, error, self.default_database)
+            # Ask again after a later login only if this attempt was refused or could not connect.
+            self._default_known = error.code != DATABASE_UNAVAILABLE and not error.code.startswith(_SECURITY)
+            return
+        self._default_known = True
+        if names:
+            self.default_database = names[0]
