@@ -12,6 +12,7 @@ discovery (the default database, the database list) is a query like any other.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 from typing import Any
@@ -32,6 +33,9 @@ _SECURITY = "Neo.ClientError.Security."
 _SCHEMES = {"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"}
 #: The encoding asked for when the client reads none (HTTP, the proxy's own queries).
 DEFAULT_ENCODING = "bolt5"
+#: Seconds a transaction with a timeout may wait for a silent upstream past that timeout (Neo4j
+#: would have ended it by then): then the upstream counts as lost, and the client is told so.
+STALL_GRACE = 5.0
 ROUTING_ATTEMPTS = 3         # servers tried for one request when a cluster member is unreachable
 
 
@@ -224,6 +228,12 @@ class Neo4jBackend(Backend):
         return UpstreamTransaction(self, connection, config.database or self.default_database)
 
     async def _acquire(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:
+        connection = await self._connect(config, credentials)
+        if config.timeout:
+            connection.deadline = asyncio.get_running_loop().time() + config.timeout + STALL_GRACE
+        return connection
+
+    async def _connect(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:
         encoding = config.encoding or DEFAULT_ENCODING
         if self._router is None:
             return await self.pool.acquire(self._seed, credentials, encoding)

@@ -165,6 +165,8 @@ class UpstreamConnection:
         self.failed = False            # a FAILURE was read: the server ignores all until RESET
         self.broken = False            # an exchange was cut off: only good for closing
         self.read_timeout: float | None = None
+        #: Event-loop time after which a silent server counts as lost (set per transaction).
+        self.deadline: float | None = None
         self.server = ""
 
     # ---- setup ----------------------------------------------------------------------
@@ -322,16 +324,21 @@ class UpstreamConnection:
         if self.broken:
             raise UpstreamLost(str(self.address), "the connection broke earlier")
         try:
-            if self.read_timeout is None:
+            async with asyncio.timeout_at(self._read_deadline()):
                 data = await self._reader.read(READ_SIZE)
-            else:
-                async with asyncio.timeout(self.read_timeout * 2):
-                    data = await self._reader.read(READ_SIZE)
         except BaseException as error:
             raise self._break(error) from error
         if not data:
             raise self._break("closed by the server")
         self._buf += data
+
+    def _read_deadline(self) -> float | None:
+        """When waiting for the server becomes giving up on it: twice the NOOP interval it
+        promised, or the `deadline` of the transaction the connection serves."""
+        deadlines = [self.deadline] if self.deadline is not None else []
+        if self.read_timeout is not None:
+            deadlines.append(asyncio.get_running_loop().time() + 2 * self.read_timeout)
+        return min(deadlines, default=None)
 
     def _break(self, reason: object) -> BaseException:
         """Mark the connection broken and close it; what to raise for `reason`."""

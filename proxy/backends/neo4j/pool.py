@@ -67,6 +67,7 @@ class Pool:
     async def release(self, connection: UpstreamConnection) -> None:
         """Take a connection back: kept if it can be made clean, else closed."""
         key = self._keys.pop(connection, None)
+        connection.deadline = None
         if connection.failed and not connection.broken:
             with contextlib.suppress(CypherError, asyncio.CancelledError):
                 await connection.reset()
