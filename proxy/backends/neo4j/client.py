@@ -255,8 +255,15 @@ class UpstreamConnection:
         buf = self._buf
         start = p = self._pos
         count = 0
+        size = len(buf)
         while count != limit:
-            found = message_end(buf, p)
+            if p + 4 <= size:                         # the common case, inline: a one-chunk RECORD
+                end = p + 2 + (buf[p] << 8 | buf[p + 1])
+                if buf[p + 3] == m.RECORD and end + 2 <= size and not (buf[end] or buf[end + 1]) and end > p + 3:
+                    p = end + 2
+                    count += 1
+                    continue
+            found = message_end(buf, p)               # NOOPs, chunked records, the summary, or not here yet
             if found is None:
                 if count and limit < 0:
                     break
@@ -265,13 +272,13 @@ class UpstreamConnection:
                     p -= start
                     start = self._pos = 0
                 await self._read_more()
+                size = len(buf)
                 continue
-            end, signature = found
-            if signature != m.RECORD:
+            if found[1] != m.RECORD:
                 break
-            p = end
+            p = found[0]
             count += 1
-        framed = bytes(buf[start:p])
+        framed = bytes(memoryview(buf)[start:p])
         self._pos = p
         found = message_end(buf, p)
         outcome = None
