@@ -153,7 +153,8 @@ class Neo4jBackend(Backend):
 
     kind = "neo4j"
 
-    def __init__(self, uri: str, *, state_ttl: float | None = 60.0, connect_timeout: float = 30.0):
+    def __init__(self, uri: str, *, state_ttl: float | None = 60.0, connect_timeout: float = 30.0,
+                 stall_grace: float = STALL_GRACE):
         super().__init__()
         parts = urlsplit(uri)
         if parts.scheme not in _SCHEMES or not parts.hostname:
@@ -162,6 +163,7 @@ class Neo4jBackend(Backend):
         self.state_ttl = state_ttl          # other clients may write to the upstream
         self.default_database = "neo4j"
         self._default_known = False
+        self._stall_grace = stall_grace
         self._seed = Address(parts.hostname, parts.port or 7687)
         routing = {"address": str(self._seed), **dict(parse_qsl(parts.query))} \
             if parts.scheme.startswith("neo4j") else None
@@ -230,7 +232,7 @@ class Neo4jBackend(Backend):
     async def _acquire(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:
         connection = await self._connect(config, credentials)
         if config.timeout:
-            connection.deadline = asyncio.get_running_loop().time() + config.timeout + STALL_GRACE
+            connection.deadline = asyncio.get_running_loop().time() + config.timeout + self._stall_grace
         return connection
 
     async def _connect(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:

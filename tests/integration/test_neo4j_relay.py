@@ -1,0 +1,267 @@
+"""The Neo4j backend's relay and its own upstream client, with real clients: proxy B
+(`--upstream`) -> proxy A (FalkorDB backend, standing in for Neo4j).
+
+- every Bolt version the neo4j 5.x and 6.x drivers speak sees through B what it sees at A;
+- pass-through records are the bytes A sent, not decoded and encoded again;
+- an upstream that disconnects, stalls or dies mid-stream or mid-transaction: the client's
+  driver raises what it raises when Neo4j itself goes away (ServiceUnavailable, SessionExpired
+  under neo4j://), and nothing hangs. The faults are made by a TCP forwarder between B and A
+  (cut, stall) and by killing A.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+import neo4j
+import pytest
+from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
+
+from proxy.backends.base import TxConfig
+from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
+from proxy.bolt import messages as m
+from proxy.bolt.chunking import chunk
+from proxy.bolt.handshake import MAGIC
+from proxy.errors import CypherError, DatabaseLost
+from proxy.packstream import Packer
+from tests.harness import NEO4J6_PATH, NO_LOCKOUT, PASSWORD, REPO, USER, ProxyProcess, run_with_neo4j6
+
+BASIC = {"scheme": "basic", "principal": USER, "credentials": PASSWORD}
+LOST = (ServiceUnavailable, SessionExpired)
+
+
+@pytest.fixture(scope="module")
+def chained(proxy):
+    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def hop_graph(driver):
+    driver.execute_query("MATCH (n:HopPerson) DETACH DELETE n")
+    driver.execute_query("CREATE (:HopPerson {name: 'Ann', tags: ['x']})-[:KNOWS {w: 0.5}]->(:HopPerson {name: 'Bob'})")
+    yield
+    driver.execute_query("MATCH (n:HopPerson) DETACH DELETE n")
+
+
+# --- every Bolt version, both driver generations ------------------------------------------------
+
+def _versions_report(done) -> dict:
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("driver_major", [5, 6])
+def test_every_bolt_version_sees_through_the_hop_what_it_sees_upstream(proxy, chained, hop_graph, driver_major):
+    args = ["tests/integration/hop_versions_client.py", proxy.uri, chained.uri]
+    if driver_major == 6:
+        if not (NEO4J6_PATH / "neo4j").exists():
+            pytest.skip("neo4j 6.x not installed: run `make install`")
+        report = _versions_report(run_with_neo4j6(args, timeout=300))
+    else:
+        report = _versions_report(subprocess.run([sys.executable, *args], capture_output=True, text=True,
+                                                 timeout=300, cwd=REPO))
+    assert report["driver"].startswith(f"{driver_major}.")
+    expected = ["4.4", "5.0", "5.1", "5.2", "5.3", "5.4", "5.6", "5.7", "5.8", *(["6.0"] if driver_major == 6 else [])]
+    assert list(report["versions"]) == expected
+    for version, sides in report["versions"].items():
+        assert sides["b"] == sides["a"], version
+        assert sides["b"]["protocol"] == [int(part) for part in version.split(".")]
+        assert sides["b"]["values"] and sides["b"]["tx"] == [[1, 2], [10, 11, 12], [3, 4, 5], 1]
+        assert sides["b"]["rolled_back"] == 0 and sides["b"]["error"][0] == "Neo.ClientError.Statement.SyntaxError"
+
+
+# --- the relay hands over the upstream's bytes -------------------------------------------------
+
+def _raw_records(uri: str, query: str) -> bytes:
+    """RUN + PULL over a bare Bolt 5.8 socket: the framed RECORD messages as they arrive."""
+    host, port = uri.removeprefix("bolt://").rsplit(":", 1)
+    packer = Packer((5, 8))
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(MAGIC + bytes((0, 0, 8, 5)) + bytes(12))
+        assert sock.recv(4) == bytes((0, 0, 8, 5))
+        for signature, fields in [(m.HELLO, [{"user_agent": "test"}]), (m.LOGON, [BASIC]),
+                                  (m.RUN, [query, {}, {}]), (m.PULL, [{"n": -1}])]:
+            sock.sendall(chunk(packer.pack_message(signature, fields)))
+        data = b""
+        while data.count(b"\xb1\x70") < 4:          # HELLO, LOGON, RUN and PULL SUCCESS
+            data += sock.recv(1 << 16)
+    first = data.index(b"\xb1\x71") - 2
+    return data[first:data.rindex(b"\xb1\x70") - 2]
+
+
+async def test_pass_through_records_are_the_bytes_the_upstream_sent(proxy, hop_graph):
+    query = "MATCH (a:HopPerson)-[r]->(b) UNWIND range(1, 3000) AS i RETURN a, r, i, 'row-' + toString(i) AS s"
+    backend = Neo4jBackend(proxy.uri)
+    try:
+        credentials = await backend.authenticate(BASIC)
+        result = await backend.run(query, {}, TxConfig(encoding="bolt5"), credentials)
+        framed = b""
+        while True:
+            data, count, more = await result.fetch_framed(-1)
+            framed += data
+            if not more:
+                break
+        await result.consume()
+    finally:
+        await backend.stop()
+    assert result.framed_encoding == "bolt5"
+    assert framed == _raw_records(proxy.uri, query)
+
+
+# --- faults between B and its upstream ----------------------------------------------------------
+
+class Forwarder:
+    """A TCP forwarder on loopback whose connections can be cut or stalled, and which can refuse."""
+
+    def __init__(self, target: str):
+        host, port = target.removeprefix("bolt://").rsplit(":", 1)
+        self._target = (host, int(port))
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.uri = f"bolt://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._flowing = threading.Event()
+        self._flowing.set()
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(self._target)
+            except OSError:                    # the upstream is down: so is the forwarded connection
+                client.close()
+                continue
+            self._pairs.append((client, server))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(1 << 16):
+                self._flowing.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for end in (source, sink):
+            try:
+                end.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cut(self) -> None:
+        """Disconnect every forwarded connection (new ones still go through)."""
+        pairs, self._pairs = self._pairs, []
+        for pair in pairs:
+            for end in pair:
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def stall(self) -> None:
+        self._flowing.clear()
+
+    def resume(self) -> None:
+        self._flowing.set()
+
+    def close(self) -> None:
+        self.resume()
+        self._listener.close()
+        self.cut()
+
+
+@pytest.fixture(scope="module")
+def upstream():
+    """A FalkorDB-backed proxy of this module's own: the last test kills it."""
+    with ProxyProcess(args=NO_LOCKOUT) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def forwarder(upstream):
+    fwd = Forwarder(upstream.uri)
+    yield fwd
+    fwd.close()
+
+
+@pytest.fixture(scope="module")
+def faulty(forwarder):
+    """Proxy B whose upstream is reached through the forwarder."""
+    with ProxyProcess(args=["--upstream", forwarder.uri, *NO_LOCKOUT]) as process:
+        yield process
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("scheme", ["bolt", "neo4j"])
+def test_upstream_disconnect_mid_stream_is_a_lost_connection(faulty, forwarder, scheme):
+    uri = faulty.uri.replace("bolt://", f"{scheme}://")
+    with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD), max_transaction_retry_time=0) as drv:
+        with drv.session(fetch_size=500) as session:
+            result = session.run("UNWIND range(1, 200000) AS i RETURN i")
+            assert result.fetch(10)[-1]["i"] == 10
+            forwarder.cut()
+            with pytest.raises(ServiceUnavailable if scheme == "bolt" else SessionExpired):
+                for _ in result:
+                    pass
+        # The next query gets a new upstream connection.
+        assert drv.execute_query("RETURN 1 AS one").records[0]["one"] == 1
+
+
+@pytest.mark.timeout(60)
+def test_upstream_disconnect_mid_transaction_rolls_it_back(faulty, forwarder, upstream):
+    with neo4j.GraphDatabase.driver(faulty.uri, auth=(USER, PASSWORD)) as drv, drv.session() as session:
+        tx = session.begin_transaction()
+        tx.run("CREATE (:HopLost {v: 1})").consume()
+        forwarder.cut()
+        with pytest.raises(LOST):
+            tx.run("RETURN 1").consume()
+        tx.close()
+    with neo4j.GraphDatabase.driver(upstream.uri, auth=(USER, PASSWORD)) as direct:
+        assert direct.execute_query("MATCH (n:HopLost) RETURN count(n) AS c").records[0]["c"] == 0
+
+
+async def test_a_stalled_upstream_is_given_up_after_the_timeouts(forwarder):
+    backend = Neo4jBackend(forwarder.uri, connect_timeout=0.5, stall_grace=0.3)
+    try:
+        credentials = await backend.authenticate(BASIC)
+        forwarder.stall()
+        try:
+            async with asyncio.timeout(10):
+                with pytest.raises(DatabaseLost):          # the transaction's timeout, plus the grace
+                    await backend.run("RETURN 1", {}, TxConfig(timeout=0.2), credentials)
+                with pytest.raises(CypherError) as info:   # a new login cannot even finish its handshake
+                    await backend.authenticate(dict(BASIC, realm="other"))
+                assert info.value.code == DATABASE_UNAVAILABLE
+        finally:
+            forwarder.resume()
+        result = await backend.run("RETURN 2", {}, TxConfig(), credentials)
+        assert await result.fetch(-1) == [[2]]
+        await result.consume()
+    finally:
+        await backend.stop()
+
+
+@pytest.mark.timeout(60)
+def test_upstream_killed_mid_stream_then_unreachable(faulty, upstream):
+    with neo4j.GraphDatabase.driver(faulty.uri, auth=(USER, PASSWORD), max_transaction_retry_time=0) as drv:
+        with drv.session(fetch_size=500) as session:
+            result = session.run("UNWIND range(1, 200000) AS i RETURN i")
+            assert result.fetch(1)[0]["i"] == 1
+            upstream.stop(signal.SIGKILL)
+            with pytest.raises(LOST):
+                for _ in result:
+                    pass
+        # While the upstream is down, a query is refused at once as a transient error.
+        with pytest.raises(TransientError) as info:
+            drv.execute_query("RETURN 1")
+        assert info.value.code == DATABASE_UNAVAILABLE
