@@ -164,6 +164,7 @@ class UpstreamConnection:
         self.expecting = 0             # responses to requests sent and not read yet
         self.failed = False            # a FAILURE was read: the server ignores all until RESET
         self.broken = False            # an exchange was cut off: only good for closing
+        self.lost = False              # ... by the server or the network (not by our side)
         self.read_timeout: float | None = None
         #: Event-loop time after which a silent server counts as lost (set per transaction).
         self.deadline: float | None = None
@@ -352,6 +353,7 @@ class UpstreamConnection:
         self.close()
         if isinstance(reason, BaseException) and not isinstance(reason, (OSError, TimeoutError, PackStreamError)):
             return reason                        # cancellation and the like propagate as they are
+        self.lost = True
         return UpstreamLost(str(self.address), reason)
 
 

@@ -71,6 +71,8 @@ class Pool:
         if connection.failed and not connection.broken:
             with contextlib.suppress(CypherError, asyncio.CancelledError):
                 await connection.reset()
+        if connection.lost:                    # the server went away: its idle connections did too
+            self.forget(connection.address)
         if key is None or not connection.reusable or connection.failed:
             connection.close()
             return
