@@ -266,3 +266,36 @@ def test_upstream_killed_mid_stream_then_unreachable(faulty, upstream):
         with pytest.raises(TransientError) as info:
             drv.execute_query("RETURN 1")
         assert info.value.code == DATABASE_UNAVAILABLE
+
+
+# --- neo4j:// upstreams and what the client asks of a transaction ---------------------------------
+
+async def test_a_routed_upstream_sends_writes_to_writers_and_reads_to_readers(proxy):
+    backend = Neo4jBackend(proxy.uri.replace("bolt://", "neo4j://"))
+    try:
+        credentials = await backend.authenticate(BASIC)
+        for mode in ("w", "r"):
+            result = await backend.run("RETURN $mode AS mode", {"mode": mode}, TxConfig(mode=mode), credentials)
+            assert await result.fetch(-1) == [[mode]]
+            await result.consume()
+        (table,) = [t for (database, _, _), t in backend._router._tables.items() if database is None]
+        address = proxy.uri.removeprefix("bolt://")
+        assert [str(a) for a in table.writers] == [str(a) for a in table.readers] == [address]
+        backend._router.forget(table.writers[0])          # as after a connection failure: asked again
+        tx = await backend.begin(TxConfig(), credentials)
+        assert await (await tx.run("RETURN 1", {})).fetch(-1) == [[1]]
+        await tx.rollback()
+    finally:
+        await backend.stop()
+
+
+def test_transaction_options_reach_the_upstream_through_the_hop(chained):
+    """Notification filters, metadata, timeouts and read mode pass through (the upstream refusing
+    none of them), on both relayed and decoded paths."""
+    with neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD),
+                                    notifications_min_severity="WARNING") as drv:
+        with drv.session(default_access_mode=neo4j.READ_ACCESS, fetch_size=3) as session:
+            query = neo4j.Query("UNWIND range(1, 10) AS i RETURN i", timeout=5.0, metadata={"app": "hop"})
+            assert [r["i"] for r in session.run(query)] == list(range(1, 11))
+            with session.begin_transaction(timeout=5.0, metadata={"app": "hop"}) as tx:
+                assert tx.run("RETURN 1 AS one").single()["one"] == 1
