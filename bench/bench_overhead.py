@@ -50,8 +50,8 @@ ROWS = {
     f"ts_avg, {NODES} nodes x 10 years": ("ratio", "<= 10x"),
     f"ts_avg, {NODES} x 10 years, after a write": ("ratio", "(nothing cached)"),
     "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
-    "Neo4j backend hop, RETURN 1 p50": ("diff", "+ <= 0.3 ms"),
-    "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.3x"),
+    "Neo4j backend hop, RETURN 1 p50": ("diff", "+ <= 0.2 ms"),
+    "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.2x"),
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
 }

@@ -161,6 +161,7 @@ class UpstreamConnection:
         self._packer = Packer(version)
         self._buf = bytearray()
         self._pos = 0
+        self._out: list[bytes] = []    # requests queued by `send`
         self.expecting = 0             # responses to requests sent and not read yet
         self.failed = False            # a FAILURE was read: the server ignores all until RESET
         self.broken = False            # an exchange was cut off: only good for closing
@@ -204,11 +205,14 @@ class UpstreamConnection:
         """Queue one request (written by `flush`)."""
         if self.broken:
             raise UpstreamLost(str(self.address), "the connection broke earlier")
-        self._writer.write(chunk(self._packer.pack_message(signature, list(fields))))
+        self._out.append(chunk(self._packer.pack_message(signature, list(fields))))
         self.expecting += 1
 
     async def flush(self) -> None:
+        """Write the queued requests in one go (one system call, one segment for RUN + PULL)."""
+        out, self._out = self._out, []
         try:
+            self._writer.write(b"".join(out))
             await self._writer.drain()
         except BaseException as error:
             raise self._break(error) from error
