@@ -261,6 +261,11 @@ async def test_a_finished_result_hands_its_connection_to_the_next_query(backend,
                              credentials)
     assert read._connection is first and await read.fetch(-1) == [[1]]
     await read.consume()
+    # A client logging in again is checked by the server again (LOGOFF + LOGON), on the same connection.
+    again = await backend.authenticate(BASIC)
+    result = await backend.run("RETURN 1", {}, TxConfig(), again)
+    assert result._connection is first and await result.fetch(-1) == [[1]]
+    await result.consume()
     other = await backend.authenticate(dict(BASIC, realm="elsewhere"))     # other credentials: not shared
     result = await backend.run("RETURN 1", {}, TxConfig(), other)
     assert result._connection is not first

@@ -178,7 +178,7 @@ class Neo4jBackend(Backend):
 
     async def authenticate(self, auth: dict[str, Any]) -> Credentials:
         credentials = Credentials.of(auth)
-        connection = await self._acquire(TxConfig(database="system", mode="r"), credentials)
+        connection = await self._acquire(TxConfig(database="system", mode="r"), credentials, check_login=True)
         await self.pool.release(connection)
         await self._discover_default_database(credentials)
         return credentials
@@ -229,21 +229,22 @@ class Neo4jBackend(Backend):
             raise
         return UpstreamTransaction(self, connection, config.database or self.default_database)
 
-    async def _acquire(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:
-        connection = await self._connect(config, credentials)
+    async def _acquire(self, config: TxConfig, credentials: Credentials, *,
+                       check_login: bool = False) -> UpstreamConnection:
+        connection = await self._connect(config, credentials, check_login)
         if config.timeout:
             connection.deadline = asyncio.get_running_loop().time() + config.timeout + self._stall_grace
         return connection
 
-    async def _connect(self, config: TxConfig, credentials: Credentials) -> UpstreamConnection:
+    async def _connect(self, config: TxConfig, credentials: Credentials, check_login: bool) -> UpstreamConnection:
         encoding = config.encoding or DEFAULT_ENCODING
         if self._router is None:
-            return await self.pool.acquire(self._seed, credentials, encoding)
+            return await self.pool.acquire(self._seed, credentials, encoding, check_login=check_login)
         for attempt in range(ROUTING_ATTEMPTS):
             address = await self._router.address(config.database, config.imp_user, config.mode, credentials,
                                                  config.bookmarks, encoding)
             try:
-                return await self.pool.acquire(address, credentials, encoding)
+                return await self.pool.acquire(address, credentials, encoding, check_login=check_login)
             except CypherError as error:
                 if error.code != DATABASE_UNAVAILABLE or attempt == ROUTING_ATTEMPTS - 1:
                     raise

@@ -199,6 +199,14 @@ class UpstreamConnection:
         if isinstance(timeout, int) and timeout > 0:
             self.read_timeout = float(timeout)       # the server promises NOOPs at least this often
 
+    async def relogin(self, auth: dict[str, Any]) -> None:
+        """LOGOFF + LOGON (Bolt 5.1+): the server checks the token again, on this connection."""
+        self.send(m.LOGOFF)
+        self.send(m.LOGON, auth)
+        await self.flush()
+        await self.response()
+        await self.response()
+
     # ---- requests --------------------------------------------------------------------
 
     def send(self, signature: int, *fields: Any) -> None:
@@ -236,7 +244,7 @@ class UpstreamConnection:
 
     @property
     def reusable(self) -> bool:
-        return not (self.broken or self.expecting or self._writer.is_closing())
+        return not (self.broken or self.expecting or self._writer.is_closing() or self._reader.at_eof())
 
     # ---- responses -------------------------------------------------------------------
 

@@ -50,15 +50,25 @@ class Pool:
         self._idle: OrderedDict[tuple, list[UpstreamConnection]] = OrderedDict()
         self._keys: dict[UpstreamConnection, tuple] = {}
 
-    async def acquire(self, address: Address, credentials: Credentials, encoding: str) -> UpstreamConnection:
+    async def acquire(self, address: Address, credentials: Credentials, encoding: str, *,
+                      check_login: bool = False) -> UpstreamConnection:
+        """A connection logged in with `credentials`; `check_login`: the server checks them now
+        (a client logging in must not get in on an older login: its password may have changed)."""
         key = (address, credentials.key, encoding)
         idle = self._idle.get(key)
         while idle:
             connection = idle.pop()
-            if connection.reusable:
-                self._keys[connection] = key
-                return connection
-            connection.close()
+            if not connection.reusable or (check_login and connection.version < (5, 1)):
+                connection.close()
+                continue
+            if check_login:
+                try:
+                    await connection.relogin(credentials.token)
+                except BaseException:
+                    connection.close()
+                    raise
+            self._keys[connection] = key
+            return connection
         connection = await connect(address, auth=credentials.token, encoding=encoding, ssl_context=self._ssl,
                                    routing=self._routing, timeout=self._timeout)
         self._keys[connection] = key
