@@ -26,6 +26,7 @@ from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
 from proxy.backends.base import TxConfig
 from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
+from proxy.backends.neo4j.client import message_end
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import chunk
 from proxy.bolt.handshake import MAGIC
@@ -80,21 +81,70 @@ def test_every_bolt_version_sees_through_the_hop_what_it_sees_upstream(proxy, ch
 
 # --- the relay hands over the upstream's bytes -------------------------------------------------
 
+class RawClient:
+    """A bare Bolt 5.8 socket: requests in, responses as `(signature, framed bytes)` out."""
+
+    def __init__(self, uri: str):
+        host, port = uri.removeprefix("bolt://").rsplit(":", 1)
+        self._packer = Packer((5, 8))
+        self._sock = socket.create_connection((host, int(port)), timeout=20)
+        self._sock.sendall(MAGIC + bytes((0, 0, 8, 5)) + bytes(12))
+        assert self._sock.recv(4) == bytes((0, 0, 8, 5))
+        self._data = b""
+        self.request((m.HELLO, {"user_agent": "test"}), (m.LOGON, BASIC))
+        assert [signature for signature, _ in self.responses(2)] == [m.SUCCESS, m.SUCCESS]
+
+    def request(self, *messages: tuple) -> None:
+        self._sock.sendall(b"".join(chunk(self._packer.pack_message(signature, list(fields)))
+                                    for signature, *fields in messages))
+
+    def responses(self, summaries: int) -> list[tuple[int, bytes]]:
+        """Messages up to the `summaries`-th that is not a RECORD."""
+        out: list[tuple[int, bytes]] = []
+        while summaries:
+            found = message_end(self._data, 0)
+            if found is None:
+                self._data += self._sock.recv(1 << 16)
+                continue
+            end, signature = found
+            out.append((signature, self._data[:end]))
+            self._data = self._data[end:]
+            summaries -= signature != m.RECORD
+        return out
+
+    def close(self) -> None:
+        self._sock.close()
+
+
 def _raw_records(uri: str, query: str) -> bytes:
-    """RUN + PULL over a bare Bolt 5.8 socket: the framed RECORD messages as they arrive."""
-    host, port = uri.removeprefix("bolt://").rsplit(":", 1)
-    packer = Packer((5, 8))
-    with socket.create_connection((host, int(port))) as sock:
-        sock.sendall(MAGIC + bytes((0, 0, 8, 5)) + bytes(12))
-        assert sock.recv(4) == bytes((0, 0, 8, 5))
-        for signature, fields in [(m.HELLO, [{"user_agent": "test"}]), (m.LOGON, [BASIC]),
-                                  (m.RUN, [query, {}, {}]), (m.PULL, [{"n": -1}])]:
-            sock.sendall(chunk(packer.pack_message(signature, fields)))
-        data = b""
-        while data.count(b"\xb1\x70") < 4:          # HELLO, LOGON, RUN and PULL SUCCESS
-            data += sock.recv(1 << 16)
-    first = data.index(b"\xb1\x71") - 2
-    return data[first:data.rindex(b"\xb1\x70") - 2]
+    """The framed RECORD messages of `query`, as they arrive on the wire."""
+    client = RawClient(uri)
+    try:
+        client.request((m.RUN, query, {}, {}), (m.PULL, {"n": -1}))
+        return b"".join(raw for signature, raw in client.responses(2) if signature == m.RECORD)
+    finally:
+        client.close()
+
+
+def test_reset_mid_stream_and_partial_pulls_keep_the_connection_usable(chained):
+    client = RawClient(chained.uri)
+    try:
+        client.request((m.RUN, "UNWIND range(1, 100000) AS i RETURN i", {}, {}), (m.PULL, {"n": 5}))
+        replies = client.responses(2)
+        assert [s for s, _ in replies] == [m.SUCCESS, *[m.RECORD] * 5, m.SUCCESS]
+        assert b"has_more" in replies[-1][1]
+        client.request((m.PULL, {"n": 3}))
+        assert [s for s, _ in client.responses(1)] == [*[m.RECORD] * 3, m.SUCCESS]
+        client.request((m.RESET,), (m.RUN, "RETURN 7 AS seven", {}, {}), (m.PULL, {"n": -1}))
+        replies = client.responses(3)
+        assert [s for s, _ in replies] == [m.SUCCESS, m.SUCCESS, m.RECORD, m.SUCCESS]
+        assert replies[-2][1] == chunk(Packer((5, 8)).pack_message(m.RECORD, [[7]]))
+        client.request((m.BEGIN, {}), (m.RUN, "UNWIND range(1, 3000) AS i RETURN i", {}, {}), (m.PULL, {"n": 2}),
+                       (m.DISCARD, {"n": -1}), (m.ROLLBACK,))
+        assert [s for s, _ in client.responses(5)] == [m.SUCCESS, m.SUCCESS, m.RECORD, m.RECORD, m.SUCCESS,
+                                                       m.SUCCESS, m.SUCCESS]
+    finally:
+        client.close()
 
 
 async def test_pass_through_records_are_the_bytes_the_upstream_sent(proxy, hop_graph):
