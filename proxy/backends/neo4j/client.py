@@ -23,7 +23,7 @@ from typing import Any
 from proxy.backends.neo4j.errors import UpstreamLost, from_failure, unreachable
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import chunk
-from proxy.bolt.handshake import MAGIC, encode_varint, read_varint
+from proxy.bolt.handshake import MAGIC, HandshakeError, encode_varint, read_varint
 from proxy.errors import CypherError
 from proxy.packstream import Packer, PackStreamError, record_encoding, unpack_message
 
@@ -79,14 +79,12 @@ async def connect(address: Address, *, auth: dict[str, Any], encoding: str, ssl_
             connection = UpstreamConnection(reader, writer, address, version)
             await connection.login(auth, routing, utc_patch=encoding == "bolt4-utc")
             return connection
-    except CypherError:
+    except BaseException as error:
         if writer is not None:
             writer.close()
+        if isinstance(error, (OSError, TimeoutError, asyncio.IncompleteReadError, HandshakeError, PackStreamError)):
+            raise unreachable(str(address), error or "no answer") from error
         raise
-    except (OSError, TimeoutError, asyncio.IncompleteReadError, PackStreamError) as error:
-        if writer is not None:
-            writer.close()
-        raise unreachable(str(address), error or "no answer") from error
 
 
 async def _handshake(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, encoding: str) -> tuple[int, int]:
@@ -326,7 +324,7 @@ class UpstreamConnection:
 
     def _summary(self, start: int, end: int) -> dict[str, Any]:
         try:
-            signature, fields = unpack_message(payload(self._buf, *_skip_noops(self._buf, start, end)),
+            signature, fields = unpack_message(payload(self._buf, _after_noops(self._buf, start), end),
                                                self.version, self.utc_patch)
         except PackStreamError as error:
             raise self._break(error) from error
@@ -369,10 +367,10 @@ class UpstreamConnection:
         return UpstreamLost(str(self.address), reason)
 
 
-def _skip_noops(buf: bytearray, start: int, end: int) -> tuple[int, int]:
-    while not (buf[start] or buf[start + 1]):
-        start += 2
-    return start, end
+def _after_noops(buf: bytearray, p: int) -> int:
+    while not (buf[p] or buf[p + 1]):
+        p += 2
+    return p
 
 
 class _RecordsLeft(Exception):
