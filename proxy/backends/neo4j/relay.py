@@ -18,6 +18,7 @@ request goes out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from proxy.backends.base import STAT_KEYS, Result, Summary
@@ -48,7 +49,7 @@ class UpstreamResult(Result):
     """The records and summary of one upstream RUN."""
 
     def __init__(self, link: Link, keys: list[str], database: str, *, qid: int = -1,
-                 on_update=None):
+                 on_update: Callable[[], None] | None = None):
         self.keys = keys
         self._link = link
         self._connection = link.connection

@@ -97,12 +97,10 @@ class Router:
         for router in routers:
             try:
                 rt = await self._route(router, database, imp_user, credentials, bookmarks, encoding)
-            except UpstreamLost as error:
-                failures.append(error.message)
-                continue
             except CypherError as error:
-                if not error.code.endswith("DatabaseUnavailable"):
-                    raise
+                if not isinstance(error, UpstreamLost) and not error.code.endswith("DatabaseUnavailable"):
+                    raise                           # the router answered: e.g. no such database
+                log.info("router %s did not answer ROUTE: %s", router, error.message)
                 failures.append(error.message)
                 self.forget(router)
                 continue
