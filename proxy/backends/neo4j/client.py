@@ -172,7 +172,9 @@ class UpstreamConnection:
     # ---- setup ----------------------------------------------------------------------
 
     async def login(self, auth: dict[str, Any], routing: dict[str, Any] | None, *, utc_patch: bool) -> None:
-        extra: dict[str, Any] = {"user_agent": USER_AGENT, "routing": routing}
+        extra: dict[str, Any] = {"user_agent": USER_AGENT}
+        if routing is not None:                      # as the drivers: only for neo4j:// URIs
+            extra["routing"] = routing
         if self.version >= (5, 3):
             extra["bolt_agent"] = {"product": USER_AGENT, "platform": platform.platform(),
                                    "language": "Python", "language_details": platform.python_version()}
