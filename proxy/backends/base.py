@@ -1,7 +1,7 @@
 """The one interface every graph database backend implements.
 
 The session layer and the planner talk only to these classes; `falkordb.py` and
-`neo4j.py` are the two real implementations. A `Result` streams: `fetch(n)` pulls at
+`neo4j/` are the two real implementations. A `Result` streams: `fetch(n)` pulls at
 most `n` records from the database so the wire can apply backpressure.
 """
 
