@@ -45,6 +45,7 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice as splice_text
 from ..cypher.tokens import IDENT, OP, tokenize
+from .labels import type_predicate
 from .rule import Context, Edit, Rule
 
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
@@ -98,11 +99,14 @@ class _Naming:
         #: variable-length relationship variables read elsewhere -> (path, hops before, hops after,
         #: direction): their part of the path's relationships
         self.lists: dict[str, tuple[str, int, int, str]] = {}
+        #: `type(r) ...` for relationship type expressions FalkorDB cannot read (`[r:!A]`)
+        self.type_filters: list[str] = []
         self.fresh = False
 
     def add(self, path: A.PathPattern) -> None:
         rels = _rels(path)
         if any(rel.length is not None for rel in rels):
+            _refuse_list_type_expressions(rels, self.ctx.text)
             self._add_list(path, rels)
         else:
             for rel in rels:
@@ -153,6 +157,8 @@ class _Naming:
     def _rel_name(self, rel: A.RelPattern) -> str:
         """The relationship's variable as the predicates name it; anonymous ones get a fresh
         name, a bound one a fresh name equal to it."""
+        if not _native_types(rel.types):
+            return self._typed_name(rel)
         if rel.var is not None and rel.var.name not in self.bound:
             return quote_name(rel.var.name)
         fresh = self.ctx.fresh("u")
@@ -172,8 +178,28 @@ class _Naming:
             self.edits.append((*rel.span, f"{left}[{fresh}]{right}"))
         return fresh
 
+    def _typed_name(self, rel: A.RelPattern) -> str:
+        """`[r:!A]` -> `[r]` with `NOT (type(r) = 'A')` among the predicates (named as
+        `_rel_name` names, in one edit from the variable or bracket to the end of the types)."""
+        if rel.var is not None and rel.var.name not in self.bound:
+            name, start = quote_name(rel.var.name), rel.var.span[1]
+        else:
+            name = self.ctx.fresh("u")
+            self.fresh = True
+            start = rel.var.span[0] if rel.var is not None else rel.span[0] + rel.text_in(self.ctx.text).index("[") + 1
+            if rel.var is not None:
+                self.equalities.append(f"{name} = {quote_name(rel.var.name)}")
+                self.referenced.add(name)
+        self.edits.append((start, rel.types.span[1], "" if start == getattr(rel.var, "span", (0, -1))[1] else name))
+        self.type_filters.append(type_predicate(name, rel.types))
+        return name
+
     def predicates(self, *, multiplicity: bool) -> list[str]:
-        """The uniqueness predicates; with `multiplicity`, a reference to every relationship."""
+        """The uniqueness predicates and the type filters; with `multiplicity`, a reference to
+        every relationship."""
+        return self._uniqueness(multiplicity) + self.type_filters
+
+    def _uniqueness(self, multiplicity: bool) -> list[str]:
         single, listed = list(self.equalities), list(self.list_equalities)
         mentioned = set(self.referenced)
         for unit in self.units:
@@ -205,7 +231,25 @@ class _Naming:
         return f"({' OR '.join([condition] + [f'{v} IS NULL' for v in dict.fromkeys(read)])})"
 
     def needs_predicates(self) -> bool:
-        return bool(self.predicates(multiplicity=False))
+        return bool(self._uniqueness(multiplicity=False))
+
+
+def _native_types(types: A.LabelExpr | None) -> bool:
+    """No types, `:A` or `:A|B`: the relationship types FalkorDB reads in a pattern."""
+    return types is None or isinstance(types, A.LabelName) or (
+        isinstance(types, A.LabelOr) and _native_types(types.left) and _native_types(types.right))
+
+
+def _refuse_list_type_expressions(rels: list[A.RelPattern], text: str) -> None:
+    """A variable-length relationship's types must be FalkorDB's own `:A|B`: the filter that
+    bridges the others would test the path's relationships, not the pattern's (refused, not bent)."""
+    for rel in rels:
+        if rel.length is not None and not _native_types(rel.types):
+            raise CypherError(UNSUPPORTED, f"The relationship type expression `{rel.types.text_in(text)}` on a "
+                              "variable-length relationship cannot be matched on the embedded FalkorDB, which "
+                              "reads only `:A|B` there: list the types (`[:A|B*1..3]`), or name the path and "
+                              "filter it (`MATCH p = (a)-[*1..3]->(b) WHERE all(r IN relationships(p) WHERE "
+                              "NOT type(r) IN ['X'])`).")
 
 
 def _read_elsewhere(var: A.Variable, query: A.Query) -> bool:

@@ -45,6 +45,14 @@ BRIDGES = [
     ("MATCH (:A|D)-[:R]->(m) RETURN m.x ORDER BY m.x", "MATCH (a)-[:R]->(m) WHERE a:A OR a:D RETURN m.x ORDER BY m.x"),
     ("MATCH (n) WHERE n:B|C RETURN n.x ORDER BY n.x", "MATCH (n) WHERE n:B OR n:C RETURN n.x ORDER BY n.x"),
     ("MATCH (n) RETURN n.x, n:A|B AS ab ORDER BY n.x", "MATCH (n) RETURN n.x, (n:A OR n:B) AS ab ORDER BY n.x"),
+    # relationship type expressions -> a filter on type(r) (one relationship has one type)
+    ("MATCH (a)-[r:!S]->(b) RETURN a.x, type(r), b.x ORDER BY a.x", "MATCH (a)-[r:R]->(b) RETURN a.x, 'R', b.x ORDER BY a.x"),
+    ("MATCH (a:!A)-[:!(R&S)|%]->(b) WHERE b.x > 6 RETURN a.x, b.x", "MATCH (a)-[:S]->(b) RETURN a.x, b.x"),
+    ("MATCH (a)-[IS R&S]->(b) RETURN count(*) AS c", "RETURN 0 AS c"),
+    ("MATCH ()-[r:S]->() WITH r MATCH (a)-[r:!R]->(b) RETURN a.x, b.x", "MATCH (a)-[:S]->(b) RETURN a.x, b.x"),
+    ("MATCH (a {x: 1}) OPTIONAL MATCH (a)-[:!R]->(b) RETURN a.x, b.x", "RETURN 1, null"),
+    ("MATCH (a:D) RETURN a.x, [(a)-[:!S]->(b) | b.x] AS bs ORDER BY a.x",
+     "MATCH (a:D) RETURN a.x, [(a)-[:R]->(b) | b.x] AS bs ORDER BY a.x"),
     # EXISTS / COUNT subqueries
     ("MATCH (n) WHERE EXISTS { (n)-[:R]->() } RETURN n.x ORDER BY n.x",
      "MATCH (n) WHERE (n)-[:R]->() RETURN n.x ORDER BY n.x"),
@@ -58,6 +66,14 @@ BRIDGES = [
     # CALL (x) { } scope clause
     ("MATCH (n:D) CALL (n) { MATCH (n)-->(m) RETURN m.x AS y } RETURN n.x, y ORDER BY n.x",
      "MATCH (n:D) CALL { WITH n MATCH (n)-->(m) RETURN m.x AS y } RETURN n.x, y ORDER BY n.x"),
+    # ... with a UNION body: each part imports the scope (llama-index's get_triplets)
+    ("MATCH (n:D) CALL (n) { WITH n MATCH (n)-->(m) RETURN m.x AS y UNION ALL MATCH (n)<--(m) RETURN m.x AS y } "
+     "RETURN n.x, y ORDER BY n.x, y",
+     "MATCH (n:D) CALL { WITH n MATCH (n)-->(m) RETURN m.x AS y UNION ALL WITH n MATCH (n)<--(m) RETURN m.x AS y } "
+     "RETURN n.x, y ORDER BY n.x, y"),
+    ("MATCH (n:D) CALL (*) { MATCH (n)--(m) RETURN n.x < m.x AS up UNION MATCH (n)--(m) RETURN true AS up } "
+     "RETURN n.x, up ORDER BY n.x, up",
+     "UNWIND [[5, true], [6, false], [6, true]] AS p RETURN p[0], p[1]"),
     # CREATE with a parameter map
     (("CREATE (n:T $p)-[:R $q]->(:T $p) WITH n MATCH (n)-[r:R]->(m) "
      "WITH n, m, n.k AS k, r.w AS w, m.k AS mk DETACH DELETE n, m RETURN k, w, mk"),
@@ -110,6 +126,13 @@ async def test_unbridgeable_reach_falkordb_unchanged(planner, runner, query, err
     with pytest.raises(CypherError) as info:
         await rows(await planner.execute(query, {}, runner))
     assert error in info.value.message
+
+
+def test_type_expression_on_a_variable_length_relationship_is_refused_saying_what_to_write(planner):
+    with pytest.raises(CypherError) as info:
+        planner.plan("MATCH (a)-[:!S*1..2]->(b) RETURN a")
+    assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
+    assert "list the types (`[:A|B*1..3]`)" in info.value.message
 
 
 def test_parse_is_shared_with_parser_cache():
