@@ -157,7 +157,7 @@ class _Naming:
     def _rel_name(self, rel: A.RelPattern) -> str:
         """The relationship's variable as the predicates name it; anonymous ones get a fresh
         name, a bound one a fresh name equal to it."""
-        if not _native_types(rel.types):
+        if not _native_types(rel.types, self.ctx.text):
             return self._typed_name(rel)
         if rel.var is not None and rel.var.name not in self.bound:
             return quote_name(rel.var.name)
@@ -234,17 +234,22 @@ class _Naming:
         return bool(self._uniqueness(multiplicity=False))
 
 
-def _native_types(types: A.LabelExpr | None) -> bool:
-    """No types, `:A` or `:A|B`: the relationship types FalkorDB reads in a pattern."""
-    return types is None or isinstance(types, A.LabelName) or (
-        isinstance(types, A.LabelOr) and _native_types(types.left) and _native_types(types.right))
+def _native_types(types: A.LabelExpr | None, text: str) -> bool:
+    """No types, `:A` or `:A|B` (without parentheses, which the tree does not keep): the
+    relationship types FalkorDB reads in a pattern."""
+    return types is None or "(" not in types.text_in(text) and _names_or(types)
+
+
+def _names_or(types: A.LabelExpr) -> bool:
+    return isinstance(types, A.LabelName) or (
+        isinstance(types, A.LabelOr) and _names_or(types.left) and _names_or(types.right))
 
 
 def _refuse_list_type_expressions(rels: list[A.RelPattern], text: str) -> None:
     """A variable-length relationship's types must be FalkorDB's own `:A|B`: the filter that
     bridges the others would test the path's relationships, not the pattern's (refused, not bent)."""
     for rel in rels:
-        if rel.length is not None and not _native_types(rel.types):
+        if rel.length is not None and not _native_types(rel.types, text):
             raise CypherError(UNSUPPORTED, f"The relationship type expression `{rel.types.text_in(text)}` on a "
                               "variable-length relationship cannot be matched on the embedded FalkorDB, which "
                               "reads only `:A|B` there: list the types (`[:A|B*1..3]`), or name the path and "

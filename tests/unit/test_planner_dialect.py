@@ -4,7 +4,10 @@ query through the planner returns what a hand-written FalkorDB query returns."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from extensions.cypher import ast as A
 from extensions.cypher.parser import parse
 from extensions.planner import ExtensionPlanner
 from proxy.errors import CypherError
@@ -41,6 +44,7 @@ BRIDGES = [
     ("MATCH (n:A|C) WHERE n.x > 1 RETURN n.x ORDER BY n.x",
      "MATCH (n) WHERE (n:A OR n:C) AND n.x > 1 RETURN n.x ORDER BY n.x"),
     ("MATCH (n:A&B) RETURN n.x", "MATCH (n:A:B) RETURN n.x"),
+    ("MATCH (n:(A|C)&!(B)) RETURN n.x ORDER BY n.x", "MATCH (n) WHERE (n:A OR n:C) AND NOT n:B RETURN n.x ORDER BY n.x"),
     ("MATCH (n:!A) RETURN n.x ORDER BY n.x", "MATCH (n) WHERE NOT n:A RETURN n.x ORDER BY n.x"),
     ("MATCH (:A|D)-[:R]->(m) RETURN m.x ORDER BY m.x", "MATCH (a)-[:R]->(m) WHERE a:A OR a:D RETURN m.x ORDER BY m.x"),
     ("MATCH (n) WHERE n:B|C RETURN n.x ORDER BY n.x", "MATCH (n) WHERE n:B OR n:C RETURN n.x ORDER BY n.x"),
@@ -133,6 +137,36 @@ def test_type_expression_on_a_variable_length_relationship_is_refused_saying_wha
         planner.plan("MATCH (a)-[:!S*1..2]->(b) RETURN a")
     assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
     assert "list the types (`[:A|B*1..3]`)" in info.value.message
+
+
+TYPE_EXPRESSIONS = st.recursive(
+    st.sampled_from(["R", "S", "T", "%"]),
+    lambda inner: st.one_of(inner.map(lambda x: f"!{x}"), inner.map(lambda x: f"({x})"),
+                            st.tuples(inner, st.sampled_from(["|", "&"]), inner).map(lambda t: f"{t[0]}{t[1]}{t[2]}")),
+    max_leaves=5)
+
+
+def _holds(types: A.LabelExpr, rel_type: str) -> bool:
+    """Neo4j's meaning of a relationship type expression, for a relationship of `rel_type`."""
+    if isinstance(types, A.LabelName):
+        return types.name == rel_type
+    if isinstance(types, A.LabelWildcard):
+        return True
+    if isinstance(types, A.LabelNot):
+        return not _holds(types.operand, rel_type)
+    either = _holds(types.left, rel_type), _holds(types.right, rel_type)
+    return any(either) if isinstance(types, A.LabelOr) else all(either)
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(TYPE_EXPRESSIONS, st.booleans()), min_size=8, max_size=8))
+async def test_relationship_type_expressions_match_as_in_neo4j(planner, runner, expressions):
+    relationships = await rows(await runner.run("MATCH ()-[r]->() RETURN id(r), type(r)", {}))
+    for text, named in expressions:
+        query = f"MATCH (a)-[{'r' if named else ''}:{text}]->(b) RETURN count(*)"
+        types = parse(query).parts[0].clauses[0].pattern.paths[0].elements[1].types
+        [[count]] = await rows(await planner.execute(query, {}, runner))
+        assert count == sum(_holds(types, t) for _, t in relationships), query
 
 
 def test_parse_is_shared_with_parser_cache():
