@@ -1,4 +1,4 @@
-"""LangGraph applications end to end on an empty embedded database (issue 29): a long-term memory
+"""LangGraph applications end to end on the embedded database (issue 29): a long-term memory
 store over the graph and an agentic graph-RAG walk (tests/stock/langgraph_apps.py, run with
 LangGraph from PyPI in `.cache/stock`).
 
@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 
-import neo4j
 import pytest
 
-from tests.harness import PASSWORD, REPO, USER, ProxyProcess
 from tests.integration.test_stock_agents import STOCK, run_client
 
 CAP, ENOUGH = 5, 0.2                       # as in the app
@@ -37,26 +35,26 @@ def seed_rag_graph(driver) -> None:
                          topics=[list(t) for t in TOPICS])
     people = sorted({a for a, _, _ in LINKS} | {b for _, b, _ in LINKS} - {t for t, _ in TOPICS})
     driver.execute_query("UNWIND $people AS p CREATE (:RagPerson {name: p})", people=people)
-    driver.execute_query("UNWIND $links AS l MATCH (a {name: l[0]}), (b {name: l[1]}) "
+    driver.execute_query("UNWIND $links AS l MATCH (a {name: l[0]}), (b {name: l[1]}) WHERE (a:RagPerson OR a:RagTopic) "
+                         "AND (b:RagPerson OR b:RagTopic) "
                          "CREATE (a)-[:RAG_LINK {note: l[2]}]->(b)", links=[list(link) for link in LINKS])
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ProxyProcess() as process:
-        yield process
+LABELS = ("RagTopic", "RagPerson", "Memory", "MemorySpace")
+
+
+def _clear(driver) -> None:
+    driver.execute_query("MATCH (n) WHERE " + " OR ".join(f"n:{label}" for label in LABELS) + " DETACH DELETE n")
+    driver.execute_query("DROP CONSTRAINT memory_key IF EXISTS")
 
 
 @pytest.fixture(scope="module")
-def driver(server):
-    with neo4j.GraphDatabase.driver(server.uri, auth=(USER, PASSWORD)) as drv:
-        seed_rag_graph(drv)
-        yield drv
-
-
-@pytest.fixture(scope="module")
-def apps(server, driver):
-    return run_client(STOCK, "langgraph_apps.py", server.uri)
+def apps(proxy, driver):
+    """The apps' answers, on the shared proxy (behind an upstream with THROUGH_NEO4J_BACKEND=1)."""
+    _clear(driver)
+    seed_rag_graph(driver)
+    yield run_client(STOCK, "langgraph_apps.py", proxy.uri)
+    _clear(driver)
 
 
 def rows(driver, query: str, **params) -> list[dict]:
