@@ -443,7 +443,7 @@ def refuse_subquery_predicate(node: A.ExistsSubquery, ctx: Context) -> list[Edit
         pattern = node.query.parts[0].clauses[0].pattern
     if pattern is None or len(pattern.paths) != 1 or not _in_filter(node, ctx.query):
         return []
-    return refuse_pattern_predicate(A.PatternExpr(pattern.paths[0], span=node.span), ctx)
+    return _refuse_predicate(pattern.paths[0], node.text_in(ctx.text), ctx, in_filter=True)
 
 
 def _in_filter(node: A.Node, query: A.Query) -> bool:
@@ -452,15 +452,27 @@ def _in_filter(node: A.Node, query: A.Query) -> bool:
 
 
 def refuse_pattern_predicate(node: A.PatternExpr, ctx: Context) -> list[Edit]:
-    """A pattern predicate cannot take a WHERE: one that needs uniqueness is refused."""
-    if _supported((node.path,)):
+    """A pattern predicate cannot take a WHERE: one that needs uniqueness, or a filter for a
+    relationship type expression (in a WHERE; elsewhere `dialect` makes it a comprehension), is
+    refused."""
+    return _refuse_predicate(node.path, node.text_in(ctx.text), ctx, _in_filter(node, ctx.query))
+
+
+def _refuse_predicate(path: A.PathPattern, text: str, ctx: Context, in_filter: bool) -> list[Edit]:
+    if _supported((path,)):
         naming = _Naming(ctx, {})
-        naming.add(node.path)
+        naming.add(path)
         if naming.needs_predicates():
-            raise CypherError(UNSUPPORTED, f"The pattern predicate {node.text_in(ctx.text)} has relationships "
+            raise CypherError(UNSUPPORTED, f"The pattern predicate {text} has relationships "
                               "that could match the same relationship twice, which the embedded FalkorDB "
                               "does not rule out (Neo4j does). Write it as an OPTIONAL MATCH with "
                               "`WHERE r1 <> r2` (or a MATCH, to filter rows).")
+        if naming.type_filters and in_filter:
+            raise CypherError(UNSUPPORTED, f"The pattern predicate {text} has a relationship "
+                              "type expression, which the embedded FalkorDB reads only as `:A|B` in a pattern "
+                              "and cannot filter inside a WHERE. List the types (`-[:A|B]->`), or match it: "
+                              "`OPTIONAL MATCH (a)-[r]->() WHERE NOT type(r) IN ['X'] WITH a, count(r) AS n "
+                              "WHERE n > 0`.")
     return []
 
 

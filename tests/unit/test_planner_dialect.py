@@ -132,11 +132,16 @@ async def test_unbridgeable_reach_falkordb_unchanged(planner, runner, query, err
     assert error in info.value.message
 
 
-def test_type_expression_on_a_variable_length_relationship_is_refused_saying_what_to_write(planner):
+@pytest.mark.parametrize("query, advice", [
+    ("MATCH (a)-[:!S*1..2]->(b) RETURN a", "list the types (`[:A|B*1..3]`)"),
+    ("MATCH (a) WHERE (a)-[:!S]->() RETURN a", "List the types (`-[:A|B]->`), or match it"),
+    ("MATCH (a) WHERE EXISTS { MATCH (a)-[r:!S]->() } RETURN a", "List the types (`-[:A|B]->`), or match it"),
+])
+def test_type_expression_the_bridge_cannot_place_is_refused_saying_what_to_write(planner, query, advice):
     with pytest.raises(CypherError) as info:
-        planner.plan("MATCH (a)-[:!S*1..2]->(b) RETURN a")
+        planner.plan(query)
     assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
-    assert "list the types (`[:A|B*1..3]`)" in info.value.message
+    assert advice in info.value.message
 
 
 TYPE_EXPRESSIONS = st.recursive(
