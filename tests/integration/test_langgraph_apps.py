@@ -1,6 +1,7 @@
 """LangGraph applications end to end on the embedded database (issue 29): a long-term memory
-store over the graph and an agentic graph-RAG walk (tests/stock/langgraph_apps.py, run with
-LangGraph from PyPI in `.cache/stock`).
+store over the graph and an agentic graph-RAG walk (tests/stock/langgraph_apps.py), and
+langchain-neo4j's checkpointer against LangGraph's in-memory one (tests/stock/langgraph_checkpoints.py),
+run with LangGraph from PyPI in `.cache/stock`.
 
 What the apps answer is checked against the graph read with plain Cypher and against the walk
 recomputed here in Python from the relationships and every note's score: each hop's candidates
@@ -59,6 +60,39 @@ def apps(proxy, driver):
 
 def rows(driver, query: str, **params) -> list[dict]:
     return [r.data() for r in driver.execute_query(query, params).records]
+
+
+# ------------------------------------------------------------------ the checkpointer
+
+SAVER_LABELS = ("Thread", "Checkpoint", "ChannelState", "PendingWrite", "Branch")
+SAVER_SCHEMA = ("CONSTRAINT thread_unique", "CONSTRAINT checkpoint_id_unique", "CONSTRAINT channel_state_unique",
+                "CONSTRAINT branch_id_unique", "INDEX checkpoint_id_idx", "INDEX checkpoint_created_idx",
+                "INDEX branch_name_idx")
+
+
+def _clear_saver(driver) -> None:
+    driver.execute_query("MATCH (n) WHERE " + " OR ".join(f"n:{label}" for label in SAVER_LABELS) + " DETACH DELETE n")
+    for rule in SAVER_SCHEMA:
+        driver.execute_query(f"DROP {rule} IF EXISTS")
+
+
+@pytest.fixture(scope="module")
+def checkpoints(proxy, driver):
+    _clear_saver(driver)
+    yield run_client(STOCK, "langgraph_checkpoints.py", proxy.uri)
+    _clear_saver(driver)
+
+
+def test_neo4j_saver_keeps_what_the_in_memory_saver_keeps(checkpoints):
+    """State, history (values, steps, sources, next nodes), time travel and thread deletion."""
+    assert checkpoints["neo4j"] == checkpoints["memory"]
+    assert checkpoints["neo4j"]["state"]["turns"] == 3 and checkpoints["neo4j"]["state_t2_after_delete"] == {}
+
+
+def test_neo4j_saver_checkpoints_are_in_the_graph(checkpoints, driver):
+    stored = rows(driver, "MATCH (t:Thread)-[:HAS_CHECKPOINT]->(c:Checkpoint) "
+                          "RETURN t.thread_id AS thread, t.checkpoint_ns AS ns, count(c) AS n")
+    assert stored == [{"thread": "t1", "ns": "", "n": checkpoints["neo4j"]["checkpoints_t1"]}]
 
 
 # ------------------------------------------------------------------ the memory store
