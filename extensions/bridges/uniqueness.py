@@ -181,16 +181,18 @@ class _Naming:
     def _typed_name(self, rel: A.RelPattern) -> str:
         """`[r:!A]` -> `[r]` with `NOT (type(r) = 'A')` among the predicates (named as
         `_rel_name` names, in one edit from the variable or bracket to the end of the types)."""
-        if rel.var is not None and rel.var.name not in self.bound:
-            name, start = quote_name(rel.var.name), rel.var.span[1]
-        else:
+        if rel.var is not None and rel.var.name not in self.bound:          # `[r:!A]` -> `[r]`
+            name = quote_name(rel.var.name)
+            self.edits.append((rel.var.span[1], rel.types.span[1], ""))
+        else:                                                               # `[:!A]` -> `[__u0]`
             name = self.ctx.fresh("u")
             self.fresh = True
-            start = rel.var.span[0] if rel.var is not None else rel.span[0] + rel.text_in(self.ctx.text).index("[") + 1
-            if rel.var is not None:
+            start = rel.span[0] + rel.text_in(self.ctx.text).index("[") + 1
+            if rel.var is not None:                                         # bound earlier: equal to it
+                start = rel.var.span[0]
                 self.equalities.append(f"{name} = {quote_name(rel.var.name)}")
                 self.referenced.add(name)
-        self.edits.append((start, rel.types.span[1], "" if start == getattr(rel.var, "span", (0, -1))[1] else name))
+            self.edits.append((start, rel.types.span[1], name))
         self.type_filters.append(type_predicate(name, rel.types))
         return name
 

@@ -131,8 +131,8 @@ def inventory(stats: GraphStats, types: dict[str, TypeLines], legend: dict[str, 
         type_lines = _banded_types(stats, types, names)
         left.refund(names)
         links = connections(stats.patterns, left)
-    return "\n".join(head + type_lines + links + tail + capped_expand(stats))   # beyond the budget: it is what
-                                                                           # keeps an agent's expansion small
+    # the hubs' line is beyond the budget: it is what keeps an agent's expansions small
+    return "\n".join(head + type_lines + links + tail + capped_expand(stats))
 
 
 def _flags(label: str, types: dict[str, TypeLines]) -> str:
