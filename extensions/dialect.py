@@ -19,7 +19,7 @@ What is bridged (all measured on FalkorDB 4.16, see tests/unit/test_planner_dial
   projection -> `size([pattern WHERE w | 1])` (one path pattern only). FalkorDB cannot filter
   on a pattern comprehension, so an EXISTS with its own WHERE, or a COUNT, inside a WHERE is
   not bridged (FalkorDB's own `exists(pattern)` is wrong: it is true for every row).
-- `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }`.
+- `CALL (a, b) { ... }` -> `CALL { WITH a, b ... }` (in each part of a UNION).
 - `CREATE (n:A $props)` -> `CREATE (n:A) SET n = $props` (nodes and relationships).
 - `apoc.any.property(x, k)` -> `(x)[k]` (APOC's accessor, used on the maps virtual schema
   entities bind as; see compat/apoc_meta.py).
@@ -39,6 +39,7 @@ import re
 from dataclasses import replace
 from itertools import count
 
+from .bridges.labels import label_predicate
 from .bridges.uniqueness import unique_body
 from .cypher import ast as A
 from .cypher.render import name as quote_name
@@ -103,22 +104,6 @@ def falkordb_edits(query: A.Query, text: str) -> list[Edit]:
         elif isinstance(node, A.CallProcedure) and node.name.lower() in SET_VECTOR_PROCEDURES:
             edits += _set_vector(node, text)
     return edits
-
-
-def label_predicate(var: str, labels: A.LabelExpr) -> str:
-    """A boolean Cypher predicate equivalent to `var:labels` using only single-label tests."""
-    if isinstance(labels, A.LabelName):
-        return f"{var}:{quote_name(labels.name)}"
-    if isinstance(labels, A.LabelWildcard):
-        return f"size(labels({var})) > 0"
-    if isinstance(labels, A.LabelNot):
-        return f"NOT ({label_predicate(var, labels.operand)})"
-    if isinstance(labels, A.DynamicLabel):       # MATCH (n:$(expr)): labels computed from the row
-        values = render(labels.expr)
-        listed = f"(CASE typeOf({values}) WHEN 'List' THEN {values} ELSE [{values}] END)"
-        return f"{labels.mode}(__l IN {listed} WHERE __l IN labels({var}))"
-    op = "OR" if isinstance(labels, A.LabelOr) else "AND"
-    return f"({label_predicate(var, labels.left)} {op} {label_predicate(var, labels.right)})"
 
 
 def _function(call: A.FunctionCall, text: str) -> list[Edit]:
@@ -278,17 +263,19 @@ def _exists(node: A.Node, path: A.PathPattern, where: A.Expr | None, query: A.Qu
 
 
 def _call_scope(node: A.CallSubquery, text: str) -> list[Edit]:
-    """`CALL (a, b) {` -> `CALL { WITH a, b`; `CALL () {` -> `CALL {`."""
-    if len(node.query.parts) != 1:
-        return []
-    head_end = node.query.span[0]
-    tokens = [t for t in tokenize(text[node.span[0]:head_end]) if t.kind == OP]
+    """`CALL (a, b) {` -> `CALL { WITH a, b`; `CALL () {` -> `CALL {`. A body that is a UNION
+    imports the variables at the start of each of its parts (FalkorDB's importing WITH is
+    per part, as in Neo4j's old form)."""
+    tokens = [t for t in tokenize(text[node.span[0]:node.query.span[0]]) if t.kind == OP]
     opening = next((t for t in tokens if t.value == "("), None)
     brace = next((t for t in reversed(tokens) if t.value == "{"), None)
     if opening is None or brace is None:
         return []
     scope = "*" if node.scope == ("*",) else ", ".join(v.text_in(text) for v in node.scope)
-    return [(node.span[0] + opening.start, node.span[0] + brace.end, "{ WITH " + scope + " " if scope else "{ ")]
+    head = (node.span[0] + opening.start, node.span[0] + brace.end)
+    if len(node.query.parts) == 1:
+        return [(*head, f"{{ WITH {scope} " if scope else "{ ")]
+    return [(*head, "{")] + [(part.span[0], part.span[0], f"WITH {scope} ") for part in node.query.parts if scope]
 
 
 def triggers(functions, procedures, falkordb: bool) -> tuple:

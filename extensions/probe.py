@@ -83,10 +83,20 @@ def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Re
     if isinstance(clause, A.Show):
         return {**scope, **{y.name: "value" for y in clause.yields or ()}}
     if isinstance(clause, A.CallSubquery):
-        last = clause.query.parts[0].clauses[-1] if clause.query.parts else None
-        names = {i.name(text): "value" for i in last.items} if isinstance(last, A.Return) else {}
-        return {**scope, **names}
+        return {**scope, **_returned(clause, scope, text, registry)}
     return scope
+
+
+def _returned(call: A.CallSubquery, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
+    """The columns a `CALL { }` returns; a returned variable keeps its kind (`RETURN r, m`)."""
+    clauses = call.query.parts[0].clauses if call.query.parts else ()
+    if not clauses or not isinstance(clauses[-1], A.Return):
+        return {}
+    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, "value") for v in call.scope}
+    for clause in clauses[:-1]:
+        inner = scope_after(clause, inner, text, registry)
+    return {item.name(text): inner.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
+            for item in clauses[-1].items}
 
 
 def aggregates(projection: A._Projection, registry: Registry) -> bool:

@@ -45,6 +45,7 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice as splice_text
 from ..cypher.tokens import IDENT, OP, tokenize
+from .labels import type_predicate
 from .rule import Context, Edit, Rule
 
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
@@ -98,11 +99,14 @@ class _Naming:
         #: variable-length relationship variables read elsewhere -> (path, hops before, hops after,
         #: direction): their part of the path's relationships
         self.lists: dict[str, tuple[str, int, int, str]] = {}
+        #: `type(r) ...` for relationship type expressions FalkorDB cannot read (`[r:!A]`)
+        self.type_filters: list[str] = []
         self.fresh = False
 
     def add(self, path: A.PathPattern) -> None:
         rels = _rels(path)
         if any(rel.length is not None for rel in rels):
+            _refuse_list_type_expressions(rels, self.ctx.text)
             self._add_list(path, rels)
         else:
             for rel in rels:
@@ -153,6 +157,8 @@ class _Naming:
     def _rel_name(self, rel: A.RelPattern) -> str:
         """The relationship's variable as the predicates name it; anonymous ones get a fresh
         name, a bound one a fresh name equal to it."""
+        if not _native_types(rel.types, self.ctx.text):
+            return self._typed_name(rel)
         if rel.var is not None and rel.var.name not in self.bound:
             return quote_name(rel.var.name)
         fresh = self.ctx.fresh("u")
@@ -172,8 +178,30 @@ class _Naming:
             self.edits.append((*rel.span, f"{left}[{fresh}]{right}"))
         return fresh
 
+    def _typed_name(self, rel: A.RelPattern) -> str:
+        """`[r:!A]` -> `[r]` with `NOT (type(r) = 'A')` among the predicates (named as
+        `_rel_name` names, in one edit from the variable or bracket to the end of the types)."""
+        if rel.var is not None and rel.var.name not in self.bound:          # `[r:!A]` -> `[r]`
+            name = quote_name(rel.var.name)
+            self.edits.append((rel.var.span[1], rel.types.span[1], ""))
+        else:                                                               # `[:!A]` -> `[__u0]`
+            name = self.ctx.fresh("u")
+            self.fresh = True
+            start = rel.span[0] + rel.text_in(self.ctx.text).index("[") + 1
+            if rel.var is not None:                                         # bound earlier: equal to it
+                start = rel.var.span[0]
+                self.equalities.append(f"{name} = {quote_name(rel.var.name)}")
+                self.referenced.add(name)
+            self.edits.append((start, rel.types.span[1], name))
+        self.type_filters.append(type_predicate(name, rel.types))
+        return name
+
     def predicates(self, *, multiplicity: bool) -> list[str]:
-        """The uniqueness predicates; with `multiplicity`, a reference to every relationship."""
+        """The uniqueness predicates and the type filters; with `multiplicity`, a reference to
+        every relationship."""
+        return self._uniqueness(multiplicity) + self.type_filters
+
+    def _uniqueness(self, multiplicity: bool) -> list[str]:
         single, listed = list(self.equalities), list(self.list_equalities)
         mentioned = set(self.referenced)
         for unit in self.units:
@@ -205,7 +233,30 @@ class _Naming:
         return f"({' OR '.join([condition] + [f'{v} IS NULL' for v in dict.fromkeys(read)])})"
 
     def needs_predicates(self) -> bool:
-        return bool(self.predicates(multiplicity=False))
+        return bool(self._uniqueness(multiplicity=False))
+
+
+def _native_types(types: A.LabelExpr | None, text: str) -> bool:
+    """No types, `:A` or `:A|B` (without parentheses, which the tree does not keep): the
+    relationship types FalkorDB reads in a pattern."""
+    return types is None or "(" not in types.text_in(text) and _names_or(types)
+
+
+def _names_or(types: A.LabelExpr) -> bool:
+    return isinstance(types, A.LabelName) or (
+        isinstance(types, A.LabelOr) and _names_or(types.left) and _names_or(types.right))
+
+
+def _refuse_list_type_expressions(rels: list[A.RelPattern], text: str) -> None:
+    """A variable-length relationship's types must be FalkorDB's own `:A|B`: the filter that
+    bridges the others would test the path's relationships, not the pattern's (refused, not bent)."""
+    for rel in rels:
+        if rel.length is not None and not _native_types(rel.types, text):
+            raise CypherError(UNSUPPORTED, f"The relationship type expression `{rel.types.text_in(text)}` on a "
+                              "variable-length relationship cannot be matched on the embedded FalkorDB, which "
+                              "reads only `:A|B` there: list the types (`[:A|B*1..3]`), or name the path and "
+                              "filter it (`MATCH p = (a)-[*1..3]->(b) WHERE all(r IN relationships(p) WHERE "
+                              "NOT type(r) IN ['X'])`).")
 
 
 def _read_elsewhere(var: A.Variable, query: A.Query) -> bool:
@@ -394,7 +445,7 @@ def refuse_subquery_predicate(node: A.ExistsSubquery, ctx: Context) -> list[Edit
         pattern = node.query.parts[0].clauses[0].pattern
     if pattern is None or len(pattern.paths) != 1 or not _in_filter(node, ctx.query):
         return []
-    return refuse_pattern_predicate(A.PatternExpr(pattern.paths[0], span=node.span), ctx)
+    return _refuse_predicate(pattern.paths[0], node.text_in(ctx.text), ctx, in_filter=True)
 
 
 def _in_filter(node: A.Node, query: A.Query) -> bool:
@@ -403,15 +454,27 @@ def _in_filter(node: A.Node, query: A.Query) -> bool:
 
 
 def refuse_pattern_predicate(node: A.PatternExpr, ctx: Context) -> list[Edit]:
-    """A pattern predicate cannot take a WHERE: one that needs uniqueness is refused."""
-    if _supported((node.path,)):
+    """A pattern predicate cannot take a WHERE: one that needs uniqueness, or a filter for a
+    relationship type expression (in a WHERE; elsewhere `dialect` makes it a comprehension), is
+    refused."""
+    return _refuse_predicate(node.path, node.text_in(ctx.text), ctx, _in_filter(node, ctx.query))
+
+
+def _refuse_predicate(path: A.PathPattern, text: str, ctx: Context, in_filter: bool) -> list[Edit]:
+    if _supported((path,)):
         naming = _Naming(ctx, {})
-        naming.add(node.path)
+        naming.add(path)
         if naming.needs_predicates():
-            raise CypherError(UNSUPPORTED, f"The pattern predicate {node.text_in(ctx.text)} has relationships "
+            raise CypherError(UNSUPPORTED, f"The pattern predicate {text} has relationships "
                               "that could match the same relationship twice, which the embedded FalkorDB "
                               "does not rule out (Neo4j does). Write it as an OPTIONAL MATCH with "
                               "`WHERE r1 <> r2` (or a MATCH, to filter rows).")
+        if naming.type_filters and in_filter:
+            raise CypherError(UNSUPPORTED, f"The pattern predicate {text} has a relationship "
+                              "type expression, which the embedded FalkorDB reads only as `:A|B` in a pattern "
+                              "and cannot filter inside a WHERE. List the types (`-[:A|B]->`), or match it: "
+                              "`OPTIONAL MATCH (a)-[r]->() WHERE NOT type(r) IN ['X'] WITH a, count(r) AS n "
+                              "WHERE n > 0`.")
     return []
 
 

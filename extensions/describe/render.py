@@ -32,6 +32,10 @@ INLINE_TYPES = 15
 #: Size bands of the inventory: (lower bound, name).
 BANDS = ((1000, "Large (>1000)"), (100, "Medium (>100)"), (0, "Small"))
 HINT = "Details: CALL describe({types: ['Name', ...]})"
+#: Relationships of one type per node (on a pattern's narrower side) from which describe() says
+#: how to expand with a cap: a two-hop expansion around such a hub is thousands of rows.
+HUB_FAN = 20
+EXPAND_CAP = 20
 
 _KIND_NAMES = {"isodate": "str"}
 #: About one cl100k token each (fitted on describe() output of the demo and generated graphs):
@@ -127,7 +131,8 @@ def inventory(stats: GraphStats, types: dict[str, TypeLines], legend: dict[str, 
         type_lines = _banded_types(stats, types, names)
         left.refund(names)
         links = connections(stats.patterns, left)
-    return "\n".join(head + type_lines + links + tail)
+    # the hubs' line is beyond the budget: it is what keeps an agent's expansions small
+    return "\n".join(head + type_lines + links + tail + capped_expand(stats))
 
 
 def _flags(label: str, types: dict[str, TypeLines]) -> str:
@@ -240,6 +245,18 @@ def extensions(families: list[Family]) -> list[str]:
         lines.append(f"  {family.title}: {'; '.join(merge_signatures(family.signatures))}")
         lines += [f"    {note}" for note in family.notes]
     return lines
+
+
+def capped_expand(stats: GraphStats) -> list[str]:
+    """How to expand around a hub a hop at a time with a cap per node (a LIMIT inside
+    `CALL (n) { }` applies per row), when some type's relationships average `HUB_FAN` or more
+    per node at one end; nothing for a graph without such hubs."""
+    fan = max((count / stats.labels[end] for (start, _, stop), count in stats.patterns.items()
+               for end in (start, stop) if stats.labels.get(end)), default=0)
+    if fan < HUB_FAN:
+        return []
+    return [f"Hubs: expand a hop at a time, capped per node: CALL (n) {{ MATCH (n)-[r]-(m) RETURN r, m "
+            f"LIMIT {EXPAND_CAP} }}"]
 
 
 def merge_signatures(signatures: Iterable[str]) -> list[str]:

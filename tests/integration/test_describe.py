@@ -189,6 +189,19 @@ def test_readme_shows_the_demo_output_verbatim(demo_driver):
     assert block == text and int(count) == tokens(text)
 
 
+def test_the_advised_capped_expand_caps_each_hop_per_node(demo_driver):
+    """The demo has hubs (TROLL: 908 relationships), so describe() says how to expand with a
+    cap; its query, run as written, gives each node min(degree, cap) relationships."""
+    advice = next(line for line in describe(demo_driver).splitlines() if line.startswith("Hubs:"))
+    call = advice[advice.index("CALL (n)"):]
+    capped = {r["t"]: r["c"] for r in demo_driver.execute_query(
+        f"MATCH (n:Field) {call} RETURN n.title AS t, count(DISTINCT r) AS c").records}
+    links = demo_driver.execute_query("MATCH (n:Field)-[r]-() RETURN n.title AS t, id(r) AS r").records
+    degrees = pd.Series([r["t"] for r in links]).value_counts()
+    assert capped == {t: min(d, render.EXPAND_CAP) for t, d in degrees.items()}
+    assert degrees.max() > 10 * render.EXPAND_CAP and len(capped) > 100
+
+
 def test_demo_token_budgets(demo_driver):
     text = describe(demo_driver)
     assert tokens(text) <= 450

@@ -136,6 +136,20 @@ def test_llama_rel_map_expands_two_hops(llama, driver):
         [list(t) for t in sorted(RELATIONS)]
 
 
+def test_llama_triplets_both_ways(llama, driver):
+    """`get_triplets` sends `CALL (e) { ... UNION ALL ... }` (each part imports `e` on FalkorDB),
+    with `relation_names` as a `[r:`A`|`B`]` type alternative."""
+    def around(name, types):
+        return sorted([r["a"], r["t"], r["b"]] + ([r["since"]] if types else []) for r in rows(
+            driver, "MATCH (:__Entity__ {name: $name})-[r]-(:__Entity__) WHERE $types IS NULL OR type(r) IN $types "
+                    "RETURN startNode(r).name AS a, type(r) AS t, endNode(r).name AS b, r.since AS since",
+            name=name, types=types))
+    assert llama["triplets"] == around("Ada Lovelace", None) == [["Ada Lovelace", "LIVED_IN", "London"],
+                                                                 ["Ada Lovelace", "WORKED_WITH", "Charles Babbage"]]
+    assert llama["triplets_typed"] == around("Charles Babbage", ["WORKED_WITH", "DESIGNED"])
+    assert len(llama["triplets_typed"]) == 2
+
+
 def test_llama_legacy_graph_store(llama, driver):
     assert llama["legacy_get"] == [["LIVED_IN", "London"], ["WORKED_WITH", "Charles Babbage"]]
     paths = llama["legacy_rel_map"]["Ada Lovelace"]

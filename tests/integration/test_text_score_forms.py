@@ -94,6 +94,12 @@ def test_relationship_score_in_where_and_errors(graph):
     direct = graph.execute_query("MATCH ()-[r:APP_KNOWS {note: $n}]->() RETURN text_score(r, 'note', $q) AS s",
                                  n=carried[0]["note"], q=query).records
     assert carried[0]["s"] == direct[0]["s"] is not None
+    returned = graph.execute_query("MATCH (a:AppPerson {name: 'ann'}) CALL (a) { MATCH (a)-[r:APP_KNOWS]->(b) "
+                                   "RETURN r, b LIMIT 5 } RETURN b.name AS b, text_score(r, 'note', $q) AS s", q=query)
+    plain = graph.execute_query("MATCH (:AppPerson {name: 'ann'})-[r:APP_KNOWS]->(b) "
+                                "RETURN b.name AS b, text_score(r, 'note', $q) AS s", q=query)
+    assert {r["b"]: r["s"] for r in returned.records} == {r["b"]: r["s"] for r in plain.records}   # from a CALL
+    assert len(returned.records) == 2
     with pytest.raises(Exception, match="no APP_KNOWS relationship has it"):
         graph.execute_query("MATCH ()-[r:APP_KNOWS]->() RETURN text_score(r, 'nope', $q)", q=query)
 

@@ -43,6 +43,9 @@ def property_graph(uri: str, out: dict) -> None:
                                                                                                           ids["Ada Lovelace"]])))
     step(out, "triplets", lambda: sorted((a.name, r.label, b.name)
                                          for a, r, b in store.get_triplets(entity_names=["Ada Lovelace"])))
+    step(out, "triplets_typed", lambda: sorted((a.name, r.label, b.name, r.properties.get("since")) for a, r, b in
+                                               store.get_triplets(entity_names=["Charles Babbage"],
+                                                                  relation_names=["WORKED_WITH", "DESIGNED"])))
     step(out, "rel_map", lambda: sorted((a.name, r.label, b.name) for a, r, b in store.get_rel_map(
         store.get(ids=[ids["Charles Babbage"]]), depth=2, limit=30)))
     step(out, "vector", lambda: [(n.name, s) for n, s in zip(*store.vector_query(

@@ -77,6 +77,36 @@ QUERIES = st.tuples(PATTERNS, EXPRESSIONS, st.tuples(EXPRESSIONS, EXPRESSIONS), 
                     st.booleans()).map(_query)
 
 
+#: Label and relationship-type expressions: names, `%`, `!`, `&`, `|` and parentheses, nested.
+LABEL_EXPRESSIONS = st.recursive(
+    st.sampled_from(["A", "B", "MENTIONS", "`odd type`", "%"]),
+    lambda inner: st.one_of(
+        inner.map(lambda x: f"!{x}"),
+        inner.map(lambda x: f"({x})"),
+        st.tuples(inner, st.sampled_from(["|", "&"]), inner).map(lambda t: f"{t[0]}{t[1]}{t[2]}"),
+    ), max_leaves=6)
+
+
+def _labelled_match(parts):
+    node, rel, keyword, length = parts
+    types = f"IS {rel}" if keyword else f":{rel}"
+    return f"MATCH (n:{node})-[r {types}{length}]->(m) WHERE m:{node} RETURN n, r"
+
+
+LABELLED = st.tuples(LABEL_EXPRESSIONS, LABEL_EXPRESSIONS, st.booleans(),
+                     st.sampled_from(["", "*", "*1..2"])).map(_labelled_match)
+
+SCOPED_CALLS = st.tuples(
+    st.sampled_from(["", "*", "n", "n, m"]),
+    st.lists(st.sampled_from(["WITH n MATCH (n)-[r:!MENTIONS]->(t) RETURN t.name AS x",
+                              "MATCH (n)<-[:A|B]-(t) RETURN t.name AS x", "RETURN 1 AS x",
+                              "UNWIND [1, 2] AS y RETURN y AS x"]), min_size=1, max_size=3),
+    st.lists(st.booleans(), min_size=2, max_size=2),
+).map(lambda t: (f"MATCH (n), (m) CALL ({t[0]}) {{ "
+                 + (" UNION ALL " if t[2][0] else " UNION ").join(t[1]) + " } RETURN n, x"
+                 + (" UNION ALL RETURN 1 AS n, 2 AS x" if t[2][1] else "")))
+
+
 def _round_trips(tree) -> None:
     text = render(tree)
     again = parse(text) if isinstance(tree, A.Query) else parse_expression(text)
@@ -94,6 +124,21 @@ def test_rendered_expressions_reparse_equal(text):
 @given(QUERIES)
 def test_rendered_queries_reparse_equal(text):
     _round_trips(parse(text))
+
+
+@settings(max_examples=150, deadline=None)
+@given(LABELLED)
+def test_rendered_label_expressions_reparse_equal(text):
+    _round_trips(parse(text))
+
+
+@settings(max_examples=60, deadline=None)
+@given(SCOPED_CALLS)
+def test_rendered_scoped_call_unions_reparse_equal(text):
+    tree = parse(text)
+    call = next(tree.find_all(A.CallSubquery))
+    assert len(call.query.parts) == text.split("}")[0].count(" UNION ") + 1
+    _round_trips(tree)
 
 
 @pytest.mark.parametrize("text, rendered", [

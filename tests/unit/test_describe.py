@@ -14,7 +14,7 @@ from extensions.describe import describe_text
 from extensions.describe import render
 from extensions.describe.cache import StateCache
 from extensions.describe.describe import _types_argument
-from extensions.describe.stats import VALUE_LIST_MAX, graph_stats, kind_of, type_stats
+from extensions.describe.stats import VALUE_LIST_MAX, GraphStats, graph_stats, kind_of, type_stats
 from extensions.registry import ArgKind, Describer, Extension, GraphContext, Registry
 from proxy.backends.base import TxConfig
 from proxy.backends.falkordb import FalkorDBBackend
@@ -151,6 +151,14 @@ def test_connections_merge_types_and_keep_every_type_when_cut():
     assert "  T: D -> E" in cut and cut[-1].endswith("more")                          # the rarest, yet every type
     merged = render.connections({("A", "R", "B"): 5, ("A", "S", "B"): 5}, render.Budget(100))
     assert merged == ["Connections:", "  R|S: A -> B"]
+
+
+def test_capped_expand_is_advised_only_for_graphs_with_hubs():
+    def advice(count: int, labels: dict[str, int]) -> list[str]:
+        return render.capped_expand(GraphStats(sum(labels.values()), count, labels, {("A", "R", "B"): count}, {}, {}))
+    assert advice(100, {"A": 100, "B": 50}) == [] and advice(0, {}) == []
+    assert advice(1000, {"A": 1000, "B": 10}) == [f"Hubs: expand a hop at a time, capped per node: CALL (n) "
+                                                  f"{{ MATCH (n)-[r]-(m) RETURN r, m LIMIT {render.EXPAND_CAP} }}"]
 
 
 def test_merge_signatures():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from .. import ast as A
 from ..tokens import IDENT, INT, OP, PARAM, QIDENT
 
@@ -167,6 +169,6 @@ class PatternParser:
         if self.accept_op("("):
             inner = self._label_or(True)
             self.expect_op(")")
-            return inner
+            return replace(inner, span=self.span(start))      # the parentheses are part of its text
         value, tok = self.name("a label or relationship type name")
         return A.LabelName(value, span=(tok.start, tok.end))
