@@ -96,10 +96,11 @@ class HttpFrontEnd:
         """The protocol factory for HTTP connections arriving on the Bolt port (after `setup`)."""
         return self._runners[1].server
 
-    async def listen(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> asyncio.Server:
-        """Serve the HTTP APIs on host:port (after `setup`)."""
+    async def listen(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None, *,
+                     reuse_port: bool = False) -> asyncio.Server:
+        """Serve the HTTP APIs on host:port (after `setup`); `reuse_port`: SO_REUSEPORT."""
         server = await asyncio.get_running_loop().create_server(
-            self._runners[0].server, host, port, ssl=ssl_context)
+            self._runners[0].server, host, port, ssl=ssl_context, reuse_port=reuse_port)
         self._servers.append(server)
         self.endpoints.http_port = server.sockets[0].getsockname()[1]
         return server

@@ -1,0 +1,152 @@
+"""`--workers N` (proxy/workers.py): N processes on one Bolt port, in front of an upstream.
+
+Proxy B with two workers points at the session's proxy A (embedded FalkorDB), which plays the
+upstream Neo4j. The tests look at what an operator sees: the processes, the sockets each one
+serves, and what clients get while workers die and the server stops.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import neo4j
+import pytest
+
+from tests.harness import NO_LOCKOUT, PASSWORD, REPO, USER, ProxyProcess, wait_until
+from tests.http_client import request
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of `pid`."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.add(int(entry.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def established_on(port: int) -> set[str]:
+    """Socket inodes of the server side of established TCP connections on local `port`."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                inodes.add(fields[9])
+    return inodes
+
+
+def socket_inodes(pid: int) -> set[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    return inodes
+
+
+@pytest.fixture(scope="module")
+def pool(proxy):
+    """Proxy B, two workers, in front of the session's proxy A; SIGTERM stops them all."""
+    with ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2", *NO_LOCKOUT]) as process:
+        assert wait_until(lambda: len(children(process.pid)) == 2)
+        yield process
+        workers = children(process.pid)
+        assert process.stop(signal.SIGTERM) == 0
+        assert wait_until(lambda: not any(alive(pid) for pid in workers))
+
+
+def bolt_port(process: ProxyProcess) -> int:
+    return int(process.uri.rsplit(":", 1)[1])
+
+
+def test_connections_spread_over_the_workers(pool):
+    drivers = [neo4j.GraphDatabase.driver(pool.uri, auth=(USER, PASSWORD)) for _ in range(16)]
+    try:
+        for number, driver in enumerate(drivers):
+            assert driver.execute_query("RETURN $n AS n", n=number).records[0]["n"] == number
+        served = established_on(bolt_port(pool))
+        per_worker = [len(served & socket_inodes(pid)) for pid in sorted(children(pool.pid))]
+        assert sum(per_worker) == 16
+        assert all(per_worker), f"one worker served every connection: {per_worker}"
+    finally:
+        for driver in drivers:
+            driver.close()
+
+
+def test_http_transaction_spans_requests_on_new_connections(pool, driver):
+    """Each request below is a new TCP connection: the transaction lives in worker 0 (the one
+    HTTP server), so whichever connection its requests come on, they find it."""
+    driver.execute_query("MATCH (n:WorkerTx) DELETE n")
+    opened = request(pool.http_uri, "POST", "/db/neo4j/tx",
+                     {"statements": [{"statement": "CREATE (:WorkerTx {k: 1})"}]})
+    assert opened.status == 201, opened.text
+    commit = opened.json["commit"].split("://", 1)[1].split("/", 1)[1]
+    for _ in range(4):
+        follow = request(pool.http_uri, "POST", "/" + commit.removesuffix("/commit"),
+                         {"statements": [{"statement": "MATCH (n:WorkerTx) RETURN count(n) AS c"}]})
+        assert follow.json["errors"] == [] and follow.json["results"][0]["data"][0]["row"] == [1]
+    assert request(pool.http_uri, "POST", "/" + commit, {"statements": []}).json["errors"] == []
+    assert driver.execute_query("MATCH (n:WorkerTx) DELETE n RETURN count(*) AS c").records[0]["c"] == 1
+
+
+def test_a_dead_worker_is_replaced_and_the_others_keep_serving(pool):
+    before = children(pool.pid)
+    victim = min(before)
+    with neo4j.GraphDatabase.driver(pool.uri, auth=(USER, PASSWORD)) as driver:
+        os.kill(victim, signal.SIGKILL)
+        assert wait_until(lambda: len(children(pool.pid) - {victim}) == 2, timeout=60)
+        for number in range(8):          # new connections: some land on the new worker
+            with neo4j.GraphDatabase.driver(pool.uri, auth=(USER, PASSWORD)) as fresh:
+                assert fresh.execute_query("RETURN $n AS n", n=number).records[0]["n"] == number
+        assert driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
+    assert "died (exit code -9): starting a new one" in "".join(pool.output)
+
+
+def test_ctrl_c_stops_every_worker(proxy):
+    """SIGINT (SIGTERM: the `pool` fixture's teardown)."""
+    process = ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2"]).start()
+    workers = children(process.pid)
+    assert len(workers) == 2
+    assert process.stop(signal.SIGINT) == 0
+    assert wait_until(lambda: not any(alive(pid) for pid in workers))
+
+
+def test_workers_go_when_the_supervisor_is_killed(proxy):
+    process = ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2"]).start()
+    workers = children(process.pid)
+    try:
+        process.stop(signal.SIGKILL)
+        assert wait_until(lambda: not any(alive(pid) for pid in workers), timeout=30)
+    finally:
+        for pid in workers:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_the_embedded_database_refuses_workers(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "proxy", "serve", "--data-dir", str(tmp_path),
+                             "--workers", "2"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert "--workers needs --upstream" in result.stderr
+    assert "--workers 1" in result.stderr
