@@ -159,7 +159,7 @@ class Stub:
         """Serve `text` until the block ends; then stop and fail on any script mismatch."""
         path = self.tmp / f"{self.port}-{threading.get_ident()}.script"
         path.write_text(text)
-        process = subprocess.Popen([str(STUB_PYTHON), "-m", "boltstub", "-l", self.address, str(path)],
+        process = subprocess.Popen([str(STUB_PYTHON), "-m", "boltstub", "-v", "-l", self.address, str(path)],
                                    cwd=STUB_ENV / "src", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True)
         try:
@@ -167,6 +167,7 @@ class Stub:
             yield self
         finally:
             self.output = _stop(process)
+            print(f"--- stub {self.address} ---\n{self.output}")     # pytest shows it when a test fails
         assert "Script mismatch" not in self.output and "Traceback" not in self.output, self.output
 
 
@@ -204,10 +205,13 @@ def upstream(tmp_path_factory):
 def proxy_to_stub(upstream):
     """A proxy whose upstream is the stub's port: the stub plays a plain Neo4j while the proxy
     starts, then each test's script."""
-    with upstream.playing(script()):
-        process = ProxyProcess(args=["--upstream", f"bolt://{upstream.address}", "--workers", "1"]).start()
-    with process:
+    process = ProxyProcess(args=["--upstream", f"bolt://{upstream.address}", "--workers", "1"])
+    try:
+        with upstream.playing(script()):
+            process.start()
         yield process
+    finally:
+        process.stop()
 
 
 @pytest.fixture
@@ -325,3 +329,63 @@ def test_after_the_upstream_is_lost_clients_get_an_error_and_then_service_again(
             within(lambda: rows(client, STREAM) if branch is EXIT_MID_STREAM else _write_in_transaction(client))
     with upstream.playing(script(answer("RETURN 1 AS x", ["1"]))):
         assert within(lambda: rows(client, "RETURN 1 AS x")) == [[1]]
+
+
+# --- routing (neo4j://) ---------------------------------------------------------------------
+
+WHERE = "RETURN 'where' AS x"
+NOT_A_LEADER = ("Neo.ClientError.Cluster.NotALeader",
+                "No write operations are allowed on this database. This is a read only Neo4j instance.")
+
+
+def router_script(writer_before: Stub, writer_after: Stub, reader: Stub, router: Stub, moved: Path) -> str:
+    """A router whose tables name `writer_before` the leader until `moved` exists (the old
+    leader creates it when it refuses a write), then `writer_after`. A table names the database
+    it was asked for (the default database when none)."""
+    def table(database: str) -> str:
+        def servers(writer: Stub) -> str:
+            return ('SUCCESS {"rt": {"ttl": 300, "db": "%s", "servers": ['
+                    '{"addresses": ["%s"], "role": "ROUTE"}, {"addresses": ["%s"], "role": "READ"}, '
+                    '{"addresses": ["%s"], "role": "WRITE"}]}}'
+                    % (database, router.address, reader.address, writer.address))
+        return f"""
+            IF: os.path.exists(MOVED)
+                S: {servers(writer_after)}
+            ELSE:
+                S: {servers(writer_before)}
+"""
+    return script(f"""
+        C: ROUTE "*" "*" {{"db": "system", "[imp_user]": "*"}}
+{table("system")}
+    ----
+        C: ROUTE "*" "*" "*"
+{table("neo4j")}
+""", head=f'!: PY import os\n!: PY MOVED = "{moved}"')
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cluster")
+    return {name: Stub(tmp) for name in ("router", "leader", "new_leader", "reader")}, tmp / "moved"
+
+
+def test_reads_go_to_readers_and_not_a_leader_makes_writes_follow_the_new_leader(cluster):
+    stubs, moved = cluster
+    old_leader = failure(WHERE, *NOT_A_LEADER).replace("S: FAILURE", f'PY: open("{moved}", "w").close()\n        S: FAILURE')
+    with stubs["router"].playing(router_script(stubs["leader"], stubs["new_leader"], stubs["reader"],
+                                               stubs["router"], moved)), \
+            stubs["reader"].playing(script(answer(WHERE, ['"reader"']))), \
+            stubs["leader"].playing(script(old_leader)), \
+            stubs["new_leader"].playing(script(answer(WHERE, ['"new leader"']))), \
+            ProxyProcess(args=["--upstream", f"neo4j://{stubs['router'].address}", "--workers", "1"]) as proxy, \
+            neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD)) as client:
+        def query(routing: str) -> list:
+            return [r.values() for r in client.execute_query(WHERE, routing_=routing).records]
+        assert within(lambda: query("r")) == [["reader"]]
+        # The old leader refuses; the client's driver retries the transaction function (as it
+        # would against Neo4j: NotALeader on a direct connection is a WriteServiceUnavailable),
+        # and the proxy's upstream side, told NotALeader, asks the router again.
+        assert within(lambda: query("w")) == [["new leader"]]
+        assert moved.exists()
+        assert within(lambda: query("w")) == [["new leader"]]
+        assert within(lambda: query("r")) == [["reader"]]

@@ -125,23 +125,23 @@ def test_a_dead_worker_is_replaced_and_the_others_keep_serving(pool):
 
 def test_ctrl_c_stops_every_worker(proxy):
     """SIGINT (SIGTERM: the `pool` fixture's teardown)."""
-    process = ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2"]).start()
-    workers = children(process.pid)
-    assert len(workers) == 2
-    assert process.stop(signal.SIGINT) == 0
-    assert wait_until(lambda: not any(alive(pid) for pid in workers))
+    with ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2"]) as process:
+        workers = children(process.pid)
+        assert len(workers) == 2
+        assert process.stop(signal.SIGINT) == 0
+        assert wait_until(lambda: not any(alive(pid) for pid in workers))
 
 
 def test_workers_go_when_the_supervisor_is_killed(proxy):
-    process = ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2"]).start()
-    workers = children(process.pid)
-    try:
-        process.stop(signal.SIGKILL)
-        assert wait_until(lambda: not any(alive(pid) for pid in workers), timeout=30)
-    finally:
-        for pid in workers:
-            if alive(pid):
-                os.kill(pid, signal.SIGKILL)
+    with ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2"]) as process:
+        workers = children(process.pid)
+        try:
+            process.stop(signal.SIGKILL)
+            assert wait_until(lambda: not any(alive(pid) for pid in workers), timeout=30)
+        finally:
+            for pid in workers:
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
 
 
 def test_the_embedded_database_refuses_workers(tmp_path):
