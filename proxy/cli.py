@@ -163,6 +163,8 @@ def worker_count(args: argparse.Namespace, config: Config) -> int:
         return 1 if embedded else default_workers()
     if args.workers < 1:
         raise SystemExit("cypher-proxy: --workers must be at least 1")
+    if args.command == "demo" and args.workers > 1:
+        raise SystemExit("cypher-proxy: the demo loads and serves its graph in one process: drop --workers")
     if embedded and args.workers > 1:
         raise SystemExit(
             "cypher-proxy: --workers needs --upstream: the embedded database runs in one process, which "
