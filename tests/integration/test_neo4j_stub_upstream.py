@@ -3,9 +3,9 @@
 `neo4j-drivers/testkit`'s stub server speaks Bolt as a script says (its format: testkit's
 `boltstub/README.md`). The scripts below are written in that format from the conversations
 testkit records for Neo4j 5 (routing tables, `NotALeader`, failures with Neo4j's codes,
-re-authentication, connections dropped mid-stream and mid-transaction). A real driver talks to
-the proxy, whose `--upstream` is the stub; the tests check what that client sees, not what the
-proxy sends upstream, so they hold for any Neo4j backend. Each script allows what any client of
+re-authentication, connections dropped mid-stream and mid-transaction, a stalled answer). A real
+driver talks to the proxy, whose `--upstream` is the stub; the tests check what that client sees,
+not what the proxy sends upstream, so they hold for any Neo4j backend. Each script allows what any client of
 Neo4j may send around the scenario (RESET, LOGOFF, GOODBYE, the default-database question,
 transactions), and the stub reports a "Script mismatch" when the proxy sends anything else.
 
@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -47,6 +48,7 @@ DRIVER_BACKEND_CANNOT = pytest.mark.xfail(
 USER, PASSWORD = "neo4j", "pass"
 CONNECTION_LOST = (ServiceUnavailable, SessionExpired)
 STEP_TIMEOUT = 20.0          # seconds any one client step may take: nothing may hang
+STALL = 5                    # seconds the upstream stalls in the stall test
 
 
 # --- scripts --------------------------------------------------------------------------------
@@ -389,3 +391,30 @@ def test_reads_go_to_readers_and_not_a_leader_makes_writes_follow_the_new_leader
         assert moved.exists()
         assert within(lambda: query("w")) == [["new leader"]]
         assert within(lambda: query("r")) == [["reader"]]
+
+
+def test_an_upstream_stalling_one_query_holds_up_no_other_client(upstream, proxy_to_stub, client):
+    """The upstream stops answering one client's query for a while; another client's query
+    through the same proxy is answered meanwhile, and the stalled one completes afterwards."""
+    stalled = f"""
+        C: RUN "RETURN 'slow' AS x" "*" "*"
+        S: SUCCESS {{"fields": ["x"]}}
+        C: PULL "*"
+        S: <SLEEP> {STALL}
+           RECORD ["slow"]
+           SUCCESS {{"type": "r"}}
+"""
+    finished: dict[str, float] = {}
+
+    def run(driver, query: str, name: str) -> list:
+        answer_rows = rows(driver, query)
+        finished[name] = time.monotonic()
+        return answer_rows
+    with upstream.playing(script(stalled, answer("RETURN 1 AS x", ["1"]))), \
+            neo4j.GraphDatabase.driver(proxy_to_stub.uri, auth=(USER, PASSWORD)) as other, \
+            concurrent.futures.ThreadPoolExecutor(1) as background:
+        slow = background.submit(run, client, "RETURN 'slow' AS x", "slow")
+        time.sleep(0.5)                      # the slow query is on its way upstream
+        assert within(lambda: run(other, "RETURN 1 AS x", "fast")) == [[1]]
+        assert slow.result(STEP_TIMEOUT) == [["slow"]]
+    assert finished["fast"] < finished["slow"]
