@@ -18,7 +18,6 @@ while that module is the backend, and must pass once it is replaced.
 from __future__ import annotations
 
 import concurrent.futures
-import os
 import signal
 import subprocess
 import threading
@@ -134,10 +133,12 @@ def answer(query: str, rows: list[str], *, field: str = "x", then: str = 'SUCCES
 """
 
 
-def failure(query: str, code: str, message: str) -> str:
-    """A branch answering `query` with Neo4j's FAILURE (the pipelined PULL, if sent, is IGNORED)."""
+def failure(query: str, code: str, message: str, *, python: str = "pass") -> str:
+    """A branch answering `query` with Neo4j's FAILURE (the pipelined PULL, if sent, is IGNORED),
+    after running the Python line `python` in the stub."""
     return f"""
         C: RUN "{query}" "*" "*"
+        PY: {python}
         S: FAILURE {{"code": "{code}", "message": "{message}"}}
         {{?
             C: PULL "*"
@@ -373,7 +374,7 @@ def cluster(tmp_path_factory):
 
 def test_reads_go_to_readers_and_not_a_leader_makes_writes_follow_the_new_leader(cluster):
     stubs, moved = cluster
-    old_leader = failure(WHERE, *NOT_A_LEADER).replace("S: FAILURE", f'PY: open("{moved}", "w").close()\n        S: FAILURE')
+    old_leader = failure(WHERE, *NOT_A_LEADER, python=f'open("{moved}", "w").close()')
     with stubs["router"].playing(router_script(stubs["leader"], stubs["new_leader"], stubs["reader"],
                                                stubs["router"], moved)), \
             stubs["reader"].playing(script(answer(WHERE, ['"reader"']))), \
