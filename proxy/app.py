@@ -19,6 +19,7 @@ from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
 from proxy.errors import CypherError
+from proxy.http.affinity import Affinity
 from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
 from proxy.mcp.settings import McpSettings, ResultLimits
@@ -146,14 +147,15 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(GC_THRESHOLD, older, oldest)
 
 
-async def serve(config: Config, *, demo: bool = False, reuse_port: bool = False, serve_http: bool = True,
+async def serve(config: Config, *, demo: bool = False, affinity: Affinity | None = None,
                 on_ready: Callable[[str], None] | None = None) -> None:
     """Run the proxy until SIGTERM/SIGINT; stops everything it started.
 
-    As one of `--workers` (proxy/workers.py): `reuse_port` shares the ports with the other
-    workers (the supervisor checked them), `serve_http` says whether this one serves the HTTP
-    port, and `on_ready` gets the Bolt URI instead of the `ready:` line being printed.
+    As one of `--workers` (proxy/workers.py): `affinity` says which worker this is (it shares
+    the ports the supervisor checked, and hands other workers' HTTP transactions to them), and
+    `on_ready` gets the Bolt URI instead of the `ready:` line being printed.
     """
+    reuse_port = affinity is not None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -177,7 +179,7 @@ async def serve(config: Config, *, demo: bool = False, reuse_port: bool = False,
             return Session(backend, planner, logins=logins)
 
         http = HttpFrontEnd(sessions, tls=tls is not None, tx_idle_timeout=config.http_tx_timeout,
-                            bolt_limits=limits, mcp=mcp_settings(config))
+                            bolt_limits=limits, mcp=mcp_settings(config), affinity=affinity)
         await http.setup()
         try:
             try:
@@ -186,18 +188,16 @@ async def serve(config: Config, *, demo: bool = False, reuse_port: bool = False,
                                                  reuse_port=reuse_port)
                 host, port = server.sockets[0].getsockname()[:2]
                 http.endpoints.bolt_port = port
-                http.endpoints.http_port = config.http_port
-                if serve_http:
-                    http_server = await http.listen(config.http_host, config.http_port, tls, reuse_port=reuse_port)
-                    http_host, http_port = http_server.sockets[0].getsockname()[:2]
-                    log.info("HTTP APIs on %s://%s:%d", "https" if tls else "http", http_host, http_port)
+                http_server = await http.listen(config.http_host, config.http_port, tls, reuse_port=reuse_port)
             except OSError as exc:        # taken since the check at start
                 raise SystemExit(f"cypher-proxy: cannot listen: {exc}") from None
+            http_host, http_port = http_server.sockets[0].getsockname()[:2]
             uri = f"{'bolt+s' if tls else 'bolt'}://{host}:{port}"
             if demo:
                 _print_demo_help(uri, config)
             if config.backend == "falkordb":
                 log.info("embedded FalkorDB login: user %r", config.user)
+            log.info("HTTP APIs on %s://%s:%d", "https" if tls else "http", http_host, http_port)
             tune_garbage_collector()
             if on_ready is None:
                 print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line

@@ -3,14 +3,12 @@
 One Python process runs one event loop on one core; in front of an upstream Neo4j the proxy's
 work (Bolt decoding, planning, extension evaluation) is CPU-bound, so it scales with processes.
 A supervisor (the process that was started) forks N workers; each runs the whole server
-(`proxy.app.serve`) and listens on the Bolt port with SO_REUSEPORT, so the kernel spreads new
-connections across them. Each worker keeps its own caches (probe cache, plans, auth), which its
-own writes invalidate and the probe-cache TTL bounds, as in one process.
-
-The HTTP port is served by worker 0 alone: HTTP transactions and MCP sessions live across
-requests (and TCP connections) in the process that opened them, and a port shared across
-processes would send a transaction's next request to a worker that does not know it. Bolt
-connections (and the Bolt port's WebSocket side) carry their state with them, so they are spread.
+(`proxy.app.serve`) and listens on the Bolt and HTTP ports with SO_REUSEPORT, so the kernel
+spreads new connections across them. Each worker keeps its own caches (probe cache, plans,
+auth), which its own writes invalidate and the probe-cache TTL bounds, as in one process.
+A Bolt connection carries its state with it; an HTTP transaction or MCP session outlives its
+connection, so a worker hands requests that belong to another one over to it
+(`proxy/http/affinity.py`, through Unix sockets in a directory the supervisor makes).
 
 The embedded database stays single-process: its write lock, its transactions and the caches its
 writes invalidate live in the one process that runs it (`cli` refuses --workers > 1 without an
@@ -33,11 +31,14 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 
 from proxy.config import Config
+from proxy.http.affinity import Affinity
 
 log = logging.getLogger("cypher_proxy.workers")
 
@@ -85,13 +86,15 @@ class Supervisor:
         self.config = replace(config, bolt_port=self._reserve(config.bolt_host, config.bolt_port),
                               http_port=self._reserve(config.http_host, config.http_port))
         wakeup = self._catch_signals()
-        try:
-            self.workers = [self._start(i) for i in range(self.count)]
-            return self._watch(wakeup)
-        finally:
-            self._stop_all()
-            for sock in self._reservations:
-                sock.close()
+        with tempfile.TemporaryDirectory(prefix="cypher-proxy-workers-") as sockets:
+            self._sockets = Path(sockets)
+            try:
+                self.workers = [self._start(i) for i in range(self.count)]
+                return self._watch(wakeup)
+            finally:
+                self._stop_all()
+                for sock in self._reservations:
+                    sock.close()
 
     def _reserve(self, host: str, port: int) -> int:
         """Bind (without listening) a SO_REUSEPORT socket on the address: it resolves port 0 to
@@ -116,8 +119,10 @@ class Supervisor:
 
     def _start(self, index: int) -> _Worker:
         receive, send = _fork.Pipe(duplex=False)
+        affinity = Affinity(index, self.count, self._sockets)
+        affinity.socket(index).unlink(missing_ok=True)       # a dead predecessor's
         process = _fork.Process(target=_worker_main, name=f"cypher-proxy worker {index}",
-                                args=(self.config, index, send, os.getpid()))
+                                args=(self.config, affinity, send, os.getpid()))
         process.start()
         send.close()
         return _Worker(index, process, receive)
@@ -193,19 +198,19 @@ class Supervisor:
             worker.ready.close()
 
 
-def _worker_main(config: Config, index: int, ready: Connection, supervisor: int) -> None:
-    """One worker: the whole server on the shared ports, the HTTP port only in worker 0."""
+def _worker_main(config: Config, affinity: Affinity, ready: Connection, supervisor: int) -> None:
+    """One worker: the whole server on the shared ports."""
     signal.set_wakeup_fd(-1)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, signal.SIG_DFL)
     _die_with(supervisor)
     for handler in logging.getLogger().handlers:
         handler.setFormatter(logging.Formatter(
-            f"%(asctime)s %(levelname)s %(name)s [worker {index}]: %(message)s"))
+            f"%(asctime)s %(levelname)s %(name)s [worker {affinity.index}]: %(message)s"))
     from proxy.app import serve
     from proxy.cli import event_loop_factory
     with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
-        runner.run(serve(config, reuse_port=True, serve_http=index == 0, on_ready=ready.send))
+        runner.run(serve(config, affinity=affinity, on_ready=ready.send))
 
 
 def _die_with(supervisor: int) -> None:

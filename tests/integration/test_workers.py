@@ -7,14 +7,18 @@ serves, and what clients get while workers die and the server stops.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx2
 import neo4j
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import NO_LOCKOUT, PASSWORD, REPO, USER, ProxyProcess, wait_until
 from tests.http_client import request
@@ -42,13 +46,16 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def established_on(port: int) -> set[str]:
-    """Socket inodes of the server side of established TCP connections on local `port`."""
+ESTABLISHED, LISTEN = "01", "0A"       # TCP states as /proc/net/tcp writes them
+
+
+def sockets_on(port: int, state: str) -> set[str]:
+    """Inodes of the TCP sockets on local `port` in `state`."""
     inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
             fields = line.split()
-            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == state:
                 inodes.add(fields[9])
     return inodes
 
@@ -76,8 +83,13 @@ def pool(proxy):
         assert wait_until(lambda: not any(alive(pid) for pid in workers))
 
 
-def bolt_port(process: ProxyProcess) -> int:
-    return int(process.uri.rsplit(":", 1)[1])
+def port(uri: str) -> int:
+    return int(uri.rsplit(":", 1)[1])
+
+
+def test_every_worker_listens_on_both_ports(pool):
+    for listening in (sockets_on(port(pool.uri), LISTEN), sockets_on(port(pool.http_uri), LISTEN)):
+        assert all(listening & socket_inodes(pid) for pid in children(pool.pid))
 
 
 def test_connections_spread_over_the_workers(pool):
@@ -85,7 +97,7 @@ def test_connections_spread_over_the_workers(pool):
     try:
         for number, driver in enumerate(drivers):
             assert driver.execute_query("RETURN $n AS n", n=number).records[0]["n"] == number
-        served = established_on(bolt_port(pool))
+        served = sockets_on(port(pool.uri), ESTABLISHED)
         per_worker = [len(served & socket_inodes(pid)) for pid in sorted(children(pool.pid))]
         assert sum(per_worker) == 16
         assert all(per_worker), f"one worker served every connection: {per_worker}"
@@ -95,19 +107,35 @@ def test_connections_spread_over_the_workers(pool):
 
 
 def test_http_transaction_spans_requests_on_new_connections(pool, driver):
-    """Each request below is a new TCP connection: the transaction lives in worker 0 (the one
-    HTTP server), so whichever connection its requests come on, they find it."""
+    """Each request below is a new TCP connection, which the kernel gives to either worker: the
+    one that did not begin the transaction hands the request to the one that did."""
     driver.execute_query("MATCH (n:WorkerTx) DELETE n")
     opened = request(pool.http_uri, "POST", "/db/neo4j/tx",
                      {"statements": [{"statement": "CREATE (:WorkerTx {k: 1})"}]})
     assert opened.status == 201, opened.text
-    commit = opened.json["commit"].split("://", 1)[1].split("/", 1)[1]
-    for _ in range(4):
-        follow = request(pool.http_uri, "POST", "/" + commit.removesuffix("/commit"),
+    commit = opened.json["commit"]
+    assert commit.startswith(pool.http_uri + "/db/neo4j/tx/")
+    path = commit.removeprefix(pool.http_uri)
+    for _ in range(12):                  # all on the owner: a 1 in 4096 chance
+        follow = request(pool.http_uri, "POST", path.removesuffix("/commit"),
                          {"statements": [{"statement": "MATCH (n:WorkerTx) RETURN count(n) AS c"}]})
         assert follow.json["errors"] == [] and follow.json["results"][0]["data"][0]["row"] == [1]
-    assert request(pool.http_uri, "POST", "/" + commit, {"statements": []}).json["errors"] == []
+        assert follow.json["commit"] == commit           # the URL says what the client reached
+    assert request(pool.http_uri, "POST", path, {"statements": []}).json["errors"] == []
+    assert request(pool.http_uri, "POST", path.removesuffix("/commit"), {"statements": []}).status == 404
     assert driver.execute_query("MATCH (n:WorkerTx) DELETE n RETURN count(*) AS c").records[0]["c"] == 1
+
+
+async def test_an_mcp_session_spans_connections(pool):
+    no_reuse = httpx2.Limits(max_keepalive_connections=0)
+    async with httpx2.AsyncClient(auth=(USER, PASSWORD), limits=no_reuse) as http, \
+            streamable_http_client(pool.http_uri + "/mcp", http_client=http) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        for number in range(8):
+            result = await session.call_tool("read-cypher", {"query": f"RETURN {number} AS n"})
+            header, *values = result.content[0].text.splitlines()       # JSON lines: names, then rows
+            assert not result.is_error and (json.loads(header), json.loads(values[0])) == (["n"], [number])
 
 
 def test_a_dead_worker_is_replaced_and_the_others_keep_serving(pool):
