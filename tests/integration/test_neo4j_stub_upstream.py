@@ -18,6 +18,7 @@ while that module is the backend, and must pass once it is replaced.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import signal
 import subprocess
 import threading
@@ -52,15 +53,15 @@ STALL = 5                    # seconds the upstream stalls in the stall test
 
 # --- scripts --------------------------------------------------------------------------------
 
-def script(*branches: str, users: dict[str, str] | None = None, head: str = "") -> str:
-    """A Neo4j 5.4 server for any number of concurrent connections: each logs in (LOGON) as one
+def script(*branches: str, users: dict[str, str] | None = None, head: str = "", bolt: str = "5.4") -> str:
+    """A Neo4j server speaking Bolt `bolt` to any number of concurrent connections: each logs in (LOGON) as one
     of `users` (user -> password; a wrong password gets Neo4j's Unauthorized), then any sequence
     of `branches` and the generic requests (alternatives in the stub's `{{ ... ---- ... }}`; the
     first that matches is taken). A branch may use `#USER#`, replaced by the logged-in user.
     `head`: more bang lines (e.g. `!: PY ...`)."""
     users = users or {USER: PASSWORD}
     logins = "\n----\n".join(_login(user, password, branches) for user, password in users.items())
-    return f"""!: BOLT 5.4
+    return f"""!: BOLT {bolt}
 !: ALLOW CONCURRENT
 {head}
 
@@ -133,13 +134,15 @@ def answer(query: str, rows: list[str], *, field: str = "x", then: str = 'SUCCES
 """
 
 
-def failure(query: str, code: str, message: str, *, python: str = "pass") -> str:
+def failure(query: str, code: str, message: str, *, python: str = "pass", gql: dict | None = None) -> str:
     """A branch answering `query` with Neo4j's FAILURE (the pipelined PULL, if sent, is IGNORED),
-    after running the Python line `python` in the stub."""
+    after running the Python line `python` in the stub. `gql`: the GQL status fields of Bolt
+    5.7+, whose FAILURE names the code `neo4j_code`."""
+    metadata = {"code": code, "message": message} if gql is None else {"neo4j_code": code, "message": message, **gql}
     return f"""
         C: RUN "{query}" "*" "*"
         PY: {python}
-        S: FAILURE {{"code": "{code}", "message": "{message}"}}
+        S: FAILURE {json.dumps(metadata)}
         {{?
             C: PULL "*"
             S: IGNORED
@@ -248,6 +251,20 @@ def test_neo4j_failures_reach_the_client_with_their_code_and_message(upstream, c
                 within(lambda: rows(client, query))
             assert (raised.value.code, raised.value.message) == (code, message)
         assert within(lambda: rows(client, "RETURN 1 AS x")) == [[1]]
+
+
+@pytest.mark.filterwarnings("ignore:GQLSTATUS support is a preview feature")
+def test_a_bolt_57_failure_keeps_its_gql_status(upstream, client):
+    """As Neo4j 5.26 sends it: the status description ends with the message."""
+    gql = {"gql_status": "22012", "description": "error: data exception - division by zero. / by zero",
+           "diagnostic_record": {"OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/"}}
+    query, code, message, kind = NEO4J_FAILURES[0]
+    with upstream.playing(script(failure(query, code, message, gql=gql), bolt="5.7")):
+        with pytest.raises(kind) as raised:
+            within(lambda: rows(client, query))
+    error = raised.value
+    assert (error.code, error.message, error.gql_status) == (code, message, gql["gql_status"])
+    assert error.gql_status_description == gql["description"]
 
 
 # --- authentication -------------------------------------------------------------------------
