@@ -1,4 +1,4 @@
-"""`--workers N` (proxy/workers.py): N processes on one Bolt port, in front of an upstream.
+"""`--workers N` (proxy/workers.py): N processes on the Bolt and HTTP ports, in front of an upstream.
 
 Proxy B with two workers points at the session's proxy A (embedded FalkorDB), which plays the
 upstream Neo4j. The tests look at what an operator sees: the processes, the sockets each one
