@@ -7,11 +7,14 @@ serves, and what clients get while workers die and the server stops.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
+import ssl
 import subprocess
 import sys
+import urllib.parse
 from pathlib import Path
 
 import httpx2
@@ -21,7 +24,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.harness import NO_LOCKOUT, PASSWORD, REPO, USER, ProxyProcess, wait_until
-from tests.http_client import request
+from tests.http_client import basic, request
 
 
 def children(pid: int) -> set[int]:
@@ -178,3 +181,34 @@ def test_the_embedded_database_refuses_workers(tmp_path):
     assert result.returncode != 0
     assert "--workers needs --upstream" in result.stderr
     assert "--workers 1" in result.stderr
+
+
+def test_over_tls_a_handed_over_request_is_answered_as_https(proxy, tmp_path):
+    """The worker that owns the transaction answers with the URL the client reached (https://),
+    though the request came to it over the workers' private socket."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True)
+    trust_any = ssl.create_default_context()
+    trust_any.check_hostname, trust_any.verify_mode = False, ssl.CERT_NONE
+    with ProxyProcess(args=["--upstream", proxy.uri, "--workers", "2", "--tls-cert", str(cert),
+                            "--tls-key", str(key)]) as secure:
+        https = secure.http_uri.replace("http://", "https://")
+        statement = {"statements": [{"statement": "RETURN 1 AS one"}]}
+        commit = post_over_tls(f"{https}/db/neo4j/tx", statement, trust_any)["commit"]
+        assert commit.startswith(https)
+        for _ in range(8):
+            assert post_over_tls(commit.removesuffix("/commit"), statement, trust_any)["commit"] == commit
+        assert post_over_tls(commit, {"statements": []}, trust_any)["errors"] == []
+
+
+def post_over_tls(url: str, body: dict, context: ssl.SSLContext) -> dict:
+    """POST `body` with the test login on a new TLS connection; the answer's JSON."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPSConnection(parts.hostname, parts.port, context=context, timeout=30)
+    try:
+        connection.request("POST", parts.path, json.dumps(body), {
+            "Content-Type": "application/json", "Authorization": basic(USER, PASSWORD)})
+        return json.loads(connection.getresponse().read())
+    finally:
+        connection.close()
