@@ -11,6 +11,9 @@ ifdef TCK
 export TCK_DIR := $(abspath $(TCK))
 endif
 
+# neo4j-drivers/testkit's commit whose boltstub plays the upstream Neo4j in tests
+TESTKIT := 0c5fb949219b19a66553b9302aa77e40045d9487
+
 .PHONY: install browser demo serve test fuzz bench conformance clean
 
 $(BASE): pyproject.toml
@@ -23,7 +26,7 @@ $(BASE): pyproject.toml
 # the proxy's neo4j 5 (no pip conflict). Its requirements: pytz, and for [http] aiohttp (the
 # proxy's own) and urllib3.
 $(STAMP): $(BASE) tests/js/package.json tests/stock/requirements.txt tests/mcp_agent/requirements.txt \
-          tests/stock/requirements-agents.txt tests/stock/requirements-llama.txt
+          tests/stock/requirements-agents.txt tests/stock/requirements-llama.txt tests/boltstub-requirements.txt
 	$(PY) -m pip install --quiet -e '.[test]'
 	$(PY) -m pip install --quiet --no-deps --upgrade --target .cache/neo4j6 'neo4j>=6,<7' pytz urllib3
 	$(PYTHON) -m venv .cache/stock        # stock agent tools: their own env (they need neo4j 6.x)
@@ -35,6 +38,11 @@ $(STAMP): $(BASE) tests/js/package.json tests/stock/requirements.txt tests/mcp_a
 	$(PYTHON) -m venv .cache/llama        # llama-index's graph stores (neo4j 5)
 	.cache/llama/bin/python -m pip install --quiet -r tests/stock/requirements-llama.txt
 	cd tests/js && npm install --silent --no-audit --no-fund
+	$(PYTHON) -m venv .cache/boltstub     # testkit's Bolt stub server, the scripted upstream Neo4j
+	.cache/boltstub/bin/python -m pip install --quiet -r tests/boltstub-requirements.txt
+	rm -rf .cache/boltstub/src && mkdir -p .cache/boltstub/src
+	curl -fsSL https://github.com/neo4j-drivers/testkit/archive/$(TESTKIT).tar.gz | \
+	  tar -xz -C .cache/boltstub/src --strip-components=1 testkit-$(TESTKIT)/boltstub
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -11,7 +11,9 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   stream, both with the raw client, vs the second proxy alone;
 - cold plan (parse + plan) of a seed-shaped query whose literal changes every run;
 - throughput of 16 clients alternating the seed query and `RETURN 1` for 10 s through the proxy
-  vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`.
+  vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`;
+- the same 16 clients through a proxy with 1, 2 and 4 `--workers` in front of the demo proxy
+  (the upstream path: proxy -> proxy -> database), against the same falkordb-client baseline.
 
 `python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
 """
@@ -43,6 +45,13 @@ STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s
 #: What the falkordb client runs for the seed query: its baseline, with the alias FalkorDB lacks spelled out.
 SEED_DIRECT = SEED_BASELINE.replace("std(", "stDev(")
 CLIENTS, SECONDS = 16, 10.0
+WORKERS = (1, 2, 4)
+
+
+
+def _upstream_row(workers: int) -> str:
+    return f"  ... via an upstream proxy, {workers} worker{'s' if workers > 1 else ''}"
+
 
 # name -> (how the ratio is read, target)
 ROWS = {
@@ -54,6 +63,7 @@ ROWS = {
     "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.2x"),
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
+    **{_upstream_row(n): ("throughput", ">= 0.8x with workers") for n in WORKERS},
 }
 
 
@@ -67,9 +77,15 @@ def _seed_rows(out: dict) -> None:
             out["seed query, warm p50 (driver session.run)"] = (
                 median_seconds(run(SEED_QUERY), 200), median_seconds(run(SEED_BASELINE), 200))
         socket_path, password = primary_address(proc.data_dir / "falkordb")
+        direct = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
         out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (
-            _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY),
-            _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT))
+            _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY), direct)
+        for workers in WORKERS:
+            # The front proxy reads the demo's extension stores (timeseries) from the same data
+            # directory; its graph is the demo proxy's.
+            with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers)],
+                              data_dir=proc.data_dir) as front:
+                out[_upstream_row(workers)] = (_throughput(lambda: _bolt_client(front.uri), SEED_QUERY), direct)
 
 
 def _bolt_client(uri: str):

@@ -11,6 +11,7 @@ import signal
 import socket
 import ssl
 import textwrap
+from collections.abc import Callable
 
 from proxy.backends.base import Backend, TxConfig
 from proxy.bolt.limits import BoltLimits
@@ -18,6 +19,7 @@ from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
 from proxy.errors import CypherError
+from proxy.http.affinity import Affinity
 from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
 from proxy.mcp.settings import McpSettings, ResultLimits
@@ -145,14 +147,22 @@ def tune_garbage_collector() -> None:
     gc.set_threshold(GC_THRESHOLD, older, oldest)
 
 
-async def serve(config: Config, *, demo: bool = False) -> None:
-    """Run the proxy until SIGTERM/SIGINT; stops everything it started."""
+async def serve(config: Config, *, demo: bool = False, affinity: Affinity | None = None,
+                on_ready: Callable[[str], None] | None = None) -> None:
+    """Run the proxy until SIGTERM/SIGINT; stops everything it started.
+
+    As one of `--workers` (proxy/workers.py): `affinity` says which worker this is (it shares
+    the ports the supervisor checked, and hands other workers' HTTP transactions to them), and
+    `on_ready` gets the Bolt URI instead of the `ready:` line being printed.
+    """
+    reuse_port = affinity is not None
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    check_ports_free([(config.bolt_host, config.bolt_port, "--bolt"),
-                      (config.http_host, config.http_port, "--http")])
+    if not reuse_port:
+        check_ports_free([(config.bolt_host, config.bolt_port, "--bolt"),
+                          (config.http_host, config.http_port, "--http")])
     config.data_dir.mkdir(parents=True, exist_ok=True)
     backend = create_backend(config)
     await backend.start()
@@ -169,15 +179,16 @@ async def serve(config: Config, *, demo: bool = False) -> None:
             return Session(backend, planner, logins=logins)
 
         http = HttpFrontEnd(sessions, tls=tls is not None, tx_idle_timeout=config.http_tx_timeout,
-                            bolt_limits=limits, mcp=mcp_settings(config))
+                            bolt_limits=limits, mcp=mcp_settings(config), affinity=affinity)
         await http.setup()
         try:
             try:
                 server = await start_bolt_server(config.bolt_host, config.bolt_port, sessions, ssl_context=tls,
-                                                 http_protocol=http.bolt_port_protocol, limits=limits)
+                                                 http_protocol=http.bolt_port_protocol, limits=limits,
+                                                 reuse_port=reuse_port)
                 host, port = server.sockets[0].getsockname()[:2]
                 http.endpoints.bolt_port = port
-                http_server = await http.listen(config.http_host, config.http_port, tls)
+                http_server = await http.listen(config.http_host, config.http_port, tls, reuse_port=reuse_port)
             except OSError as exc:        # taken since the check at start
                 raise SystemExit(f"cypher-proxy: cannot listen: {exc}") from None
             http_host, http_port = http_server.sockets[0].getsockname()[:2]
@@ -188,7 +199,10 @@ async def serve(config: Config, *, demo: bool = False) -> None:
                 log.info("embedded FalkorDB login: user %r", config.user)
             log.info("HTTP APIs on %s://%s:%d", "https" if tls else "http", http_host, http_port)
             tune_garbage_collector()
-            print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
+            if on_ready is None:
+                print(f"ready: {uri}", flush=True)       # at every log level: scripts wait for this line
+            else:
+                on_ready(uri)
             await stop.wait()
             log.info("shutting down")
             server.close()

@@ -111,6 +111,9 @@ def _add_listen_arguments(parser: argparse.ArgumentParser, defaults: Config) -> 
     parser.add_argument("--http-tx-timeout", type=float, metavar="SECONDS",
                         default=float(_env("HTTP_TX_TIMEOUT", str(defaults.http_tx_timeout))),
                         help="roll back an HTTP transaction idle this long (default 30)")
+    parser.add_argument("--workers", type=int, metavar="N", default=_optional_int(_env("WORKERS", None)),
+                        help="server processes sharing the ports (default: one per core with --upstream; "
+                             "the embedded database runs in one)")
     parser.add_argument("--tls-cert", type=Path, default=_optional_path(_env("TLS_CERT", None)),
                         help="PEM certificate: serve Bolt and HTTP over TLS (bolt+s://, wss://, https://)")
     parser.add_argument("--tls-key", type=Path, default=_optional_path(_env("TLS_KEY", None)),
@@ -145,6 +148,30 @@ _LIMIT_FLAGS = (
 
 def _optional_path(value: str | None) -> Path | None:
     return Path(value) if value else None
+
+
+def _optional_int(value: str | None) -> int | None:
+    return int(value) if value else None
+
+
+def worker_count(args: argparse.Namespace, config: Config) -> int:
+    """How many server processes `serve` runs (proxy/workers.py): --workers, else one per core
+    in front of an upstream; the embedded database (and the demo, which loads it) runs in one."""
+    from proxy.workers import default_workers
+    embedded = config.backend == "falkordb" or args.command == "demo"
+    if args.workers is None:
+        return 1 if embedded else default_workers()
+    if args.workers < 1:
+        raise SystemExit("cypher-proxy: --workers must be at least 1")
+    if args.command == "demo" and args.workers > 1:
+        raise SystemExit("cypher-proxy: the demo loads and serves its graph in one process: drop --workers")
+    if embedded and args.workers > 1:
+        raise SystemExit(
+            "cypher-proxy: --workers needs --upstream: the embedded database runs in one process, which "
+            "holds its write lock, its transactions and the caches its writes invalidate. Run it with "
+            "--workers 1 (the default), and if one core is not enough, put a proxy with workers in front "
+            "of it: cypher-proxy serve --upstream bolt://HOST:PORT --workers N")
+    return args.workers
 
 
 def config_from_args(args: argparse.Namespace) -> Config:
@@ -223,6 +250,10 @@ def main(argv: list[str] | None = None) -> int:
     config = config_from_args(args)
     logging.basicConfig(level=config.log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    workers = worker_count(args, config) if args.command != "mcp" else 1
+    if workers > 1:
+        from proxy.workers import Supervisor
+        return Supervisor(config, workers).run()
     from proxy.app import serve, serve_mcp_stdio
     main_task = (serve_mcp_stdio(config, connect=args.connect) if args.command == "mcp"
                  else serve(config, demo=args.command == "demo"))

@@ -99,12 +99,13 @@ async def start_bolt_server(host: str, port: int, session_factory: Callable[[], 
                             ssl_context: ssl.SSLContext | None = None,
                             routing_address: str | None = None,
                             http_protocol: Callable[[], asyncio.Protocol] | None = None,
-                            limits: BoltLimits = BoltLimits()) -> asyncio.Server:
+                            limits: BoltLimits = BoltLimits(), reuse_port: bool = False) -> asyncio.Server:
     """Listen for Bolt clients (TLS when `ssl_context` is given: bolt+s://).
 
     `routing_address` ("host:port") is what ROUTE tells clients to connect to; by default
     the address the client reached this server on. Connections that start with an HTTP
-    request go to `http_protocol` (none: they are closed).
+    request go to `http_protocol` (none: they are closed). `reuse_port`: share the port with
+    the other `--workers` (SO_REUSEPORT).
     """
     async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -121,4 +122,4 @@ async def start_bolt_server(host: str, port: int, session_factory: Callable[[], 
         return asyncio.StreamReaderProtocol(asyncio.StreamReader(), on_connect)
 
     return await asyncio.get_running_loop().create_server(
-        lambda: _PortSniffer(bolt_protocol, http_protocol), host, port, ssl=ssl_context)
+        lambda: _PortSniffer(bolt_protocol, http_protocol), host, port, ssl=ssl_context, reuse_port=reuse_port)

@@ -6,7 +6,8 @@
   first bytes are an HTTP request; `GET /` answers discovery or upgrades to Bolt over
   WebSocket.
 
-With `--tls-cert` both listeners speak TLS (https://, wss://). A client that sends no
+With `--workers`, requests that belong to another worker's transaction are handed to it
+(`affinity.py`). With `--tls-cert` both listeners speak TLS (https://, wss://). A client that sends no
 complete request head within `request_timeout` seconds is disconnected; request bodies
 have their own timeout (`body.BODY_TIMEOUT`).
 """
@@ -23,6 +24,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import serve_bolt_stream
+from proxy.http.affinity import Affinity
 from proxy.http.auth import AuthCache
 from proxy.http.body import MAX_BODY
 from proxy.http.describe import DescribeEndpoint
@@ -61,11 +63,15 @@ class HttpFrontEnd:
     def __init__(self, session_factory: Callable[[], Session], *, tls: bool = False,
                  tx_idle_timeout: float = IDLE_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
                  max_body: int = MAX_BODY, bolt_limits: BoltLimits = BoltLimits(),
-                 mcp: McpSettings = McpSettings()):
+                 mcp: McpSettings = McpSettings(), affinity: Affinity | None = None):
         self.endpoints = Endpoints(tls=tls)
+        self.affinity = affinity
         auth = AuthCache()
-        self.query_api = QueryApi(session_factory, auth, TransactionRegistry(tx_idle_timeout))
-        self.tx_endpoint = TransactionalEndpoint(session_factory, auth, TransactionRegistry(tx_idle_timeout))
+
+        def registry() -> TransactionRegistry:
+            return TransactionRegistry(tx_idle_timeout, ids=affinity.transaction_ids() if affinity else None)
+        self.query_api = QueryApi(session_factory, auth, registry())
+        self.tx_endpoint = TransactionalEndpoint(session_factory, auth, registry())
         describe = DescribeEndpoint(session_factory, auth, self.query_api.transactions)
         self.mcp = McpEndpoint(session_factory, auth, self.query_api.transactions, settings=mcp, max_body=max_body)
 
@@ -73,6 +79,8 @@ class HttpFrontEnd:
             await serve_bolt_stream(reader, writer, session_factory, limits=bolt_limits)
 
         http_app = self._application(max_body)
+        if affinity is not None:
+            http_app.middlewares.append(affinity.middleware)
         setup_http_routes(http_app, self.query_api, self.tx_endpoint, describe, self.mcp)
         bolt_app = self._application(max_body)
         setup_bolt_port_routes(bolt_app, serve_bolt)
@@ -96,12 +104,16 @@ class HttpFrontEnd:
         """The protocol factory for HTTP connections arriving on the Bolt port (after `setup`)."""
         return self._runners[1].server
 
-    async def listen(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None) -> asyncio.Server:
-        """Serve the HTTP APIs on host:port (after `setup`)."""
+    async def listen(self, host: str, port: int, ssl_context: ssl.SSLContext | None = None, *,
+                     reuse_port: bool = False) -> asyncio.Server:
+        """Serve the HTTP APIs on host:port (after `setup`); `reuse_port`: SO_REUSEPORT."""
         server = await asyncio.get_running_loop().create_server(
-            self._runners[0].server, host, port, ssl=ssl_context)
+            self._runners[0].server, host, port, ssl=ssl_context, reuse_port=reuse_port)
         self._servers.append(server)
         self.endpoints.http_port = server.sockets[0].getsockname()[1]
+        if self.affinity is not None:       # where the other workers hand over this one's requests
+            self._servers.append(await asyncio.get_running_loop().create_unix_server(
+                self._runners[0].server, str(self.affinity.socket(self.affinity.index))))
         return server
 
     async def close(self) -> None:
@@ -110,6 +122,8 @@ class HttpFrontEnd:
             server.close()
         for runner in self._runners:
             await runner.cleanup()
+        if self.affinity is not None:
+            await self.affinity.close()
         await self.mcp.close()
         await self.query_api.transactions.close()
         await self.tx_endpoint.transactions.close()

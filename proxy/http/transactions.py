@@ -13,7 +13,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
 from proxy.backends.base import TxConfig
@@ -44,10 +44,10 @@ class OpenTransaction:
 class TransactionRegistry:
     """The open transactions of one HTTP API (the transactional endpoint or the Query API)."""
 
-    def __init__(self, idle_timeout: float = IDLE_TIMEOUT):
+    def __init__(self, idle_timeout: float = IDLE_TIMEOUT, ids: Iterator[int] | None = None):
         self.idle_timeout = idle_timeout
         self._open: dict[str, OpenTransaction] = {}
-        self._ids = itertools.count(1)
+        self._ids = ids or itertools.count(1)       # with --workers: the ones saying which worker
         self._expiring: set[asyncio.Task] = set()
 
     async def begin(self, session: Session, config: TxConfig) -> OpenTransaction:
