@@ -45,6 +45,8 @@ from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
+from .temporal import kinds
+from .temporal.kinds import KindStore
 from .temporal.query import compile_query
 from .temporal.values import NotComputed
 
@@ -64,8 +66,10 @@ class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
     def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
-                 constraints=None):
+                 constraints=None, datetime_kinds: KindStore | None = None):
         self.registry = registry
+        #: the date-time kind written per property key (`temporal/kinds.py`), FalkorDB only
+        self.datetime_kinds = datetime_kinds if backend_kind == "falkordb" else None
         #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
         self.constraints = constraints if backend_kind == "falkordb" else None
         self.backend_kind = backend_kind
@@ -89,6 +93,14 @@ class ExtensionPlanner:
         return [e.name for e in self.registry] + self._procedure_names()
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
+        if self.datetime_kinds is None:
+            return await self._execute(query, params, runner)
+        database = runner.database or ""
+        kinds.record_writes(self.datetime_kinds, database, query, params)
+        result = await self._execute(query, params, runner)
+        return kinds.typed(result, self.datetime_kinds, database, query, params)
+
+    async def _execute(self, query: str, params: dict[str, Any], runner) -> Result:
         if len(query) <= _PLAN_INLINE_CHARS:
             plan = self.plan(query)
         else:

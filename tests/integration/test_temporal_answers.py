@@ -82,3 +82,33 @@ def test_queries_on_the_graph_keep_the_bridges(clean_graph):
     with pytest.raises(ClientError, match="fraction of a second"):
         clean_graph.execute_query("MATCH (t:T) SET t.clock = localtime('21:40:32.142')")
     assert isinstance(value(clean_graph, "MATCH (t:T) RETURN t.at"), neo4j.time.Date)
+
+
+# -- stored date-times read back as the kind each property key was written with -------------------
+
+UTC_2020, NAIVE_2021 = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2021, 1, 1)
+
+
+def test_a_stored_date_time_reads_back_as_the_kind_its_key_was_written_with(clean_graph):
+    """FalkorDB has one date-time type: the proxy records per key what it wrote (temporal/kinds.py)."""
+    clean_graph.execute_query("CREATE (:E {created: datetime({year: 1912}), local: localdatetime({year: 2000}), "
+                              "utc: $utc, naive: $naive})", {"utc": UTC_2020, "naive": NAIVE_2021})
+    clean_graph.execute_query("UNWIND $rows AS row CREATE (:R {seen: row.seen})", {"rows": [{"seen": UTC_2020}]})
+    zoned_1912 = DateTime(1912, 1, 1, tzinfo=pytz.utc)
+    assert value(clean_graph, "MATCH (n:E) RETURN n.created") == zoned_1912
+    assert value(clean_graph, "MATCH (n:E) WITH n.created AS c RETURN max(c) AS last") == zoned_1912
+    assert value(clean_graph, "MATCH (n:R) RETURN collect(n.seen) AS s") == [DateTime(2020, 1, 1, tzinfo=pytz.utc)]
+    assert dict(value(clean_graph, "MATCH (n:E) RETURN n").items()) == {
+        "created": zoned_1912, "local": DateTime(2000, 1, 1), "utc": DateTime(2020, 1, 1, tzinfo=pytz.utc),
+        "naive": DateTime(2021, 1, 1)}
+    assert value(clean_graph, "MATCH (n:E) RETURN n.naive AS x") == DateTime(2021, 1, 1)
+
+
+def test_a_key_holding_both_kinds_is_refused_not_guessed(clean_graph):
+    clean_graph.execute_query("CREATE (:E {at: datetime({year: 2000})}), (:E {at: $naive})", {"naive": NAIVE_2021})
+    with pytest.raises(ClientError, match="Keep one kind per property key") as refused:
+        clean_graph.execute_query("MATCH (n:E) RETURN n.at")
+    assert refused.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
+    with pytest.raises(ClientError, match="property `at`"):
+        clean_graph.execute_query("MATCH (n:E) RETURN n")
+    assert value(clean_graph, "MATCH (n:E) RETURN count(n.at)") == 2         # no date-time read: answered
