@@ -71,9 +71,12 @@ def compile_query(query: A.Query, source: str) -> ConstantQuery | None:
     return ConstantQuery(columns, run)
 
 
+#: `date.statement(...)` and the other clocks; only their null case is computed here (the clock
+#: itself, and a zone argument, take the database path)
+_CLOCKS = tuple(f"{kind}.{clock}" for kind in KINDS for clock in ("transaction", "statement", "realtime"))
 _TEMPORAL_FUNCTIONS = frozenset({*KINDS, "duration", "duration.between", "duration.inmonths", "duration.indays",
                                  "duration.inseconds", "datetime.fromepoch", "datetime.fromepochmillis",
-                                 *(f"{kind}.truncate" for kind in KINDS)})
+                                 *(f"{kind}.truncate" for kind in KINDS), *_CLOCKS})
 
 
 def _temporal_call(node: A.Node) -> bool:
@@ -247,6 +250,13 @@ def _construct(kind: str):
     return apply
 
 
+def _null_clock(zone):
+    """A clock read in a null zone is null (Neo4j); in a given zone it needs the clock."""
+    if zone is not None:
+        raise NotComputed("a clock in a time zone")
+    return None
+
+
 def _between(unit: str | None):
     def apply(a, b):
         if not (isinstance(a, Temporal) and isinstance(b, Temporal)):
@@ -264,6 +274,7 @@ _FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...]]] = {
     "datetime.fromepoch": (_nulls(build.from_epoch), (2,)),
     "datetime.fromepochmillis": (_nulls(build.from_epoch_millis), (1,)),
     "tostring": (_nulls(_to_string), (1,)),
+    **{clock: (_null_clock, (1,)) for clock in _CLOCKS},
 }
 
 

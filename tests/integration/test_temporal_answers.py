@@ -33,6 +33,7 @@ def plus(hours: int) -> dt.timezone:
      DateTime(1984, 10, 11, 12, tzinfo=plus(5))),
     ("WITH date({year: 1984, month: 10, day: 11}) AS d RETURN d + duration({months: 4, days: 1})", Date(1985, 2, 12)),
     ("RETURN date('2024-01-31') + duration({months: 1})", Date(2024, 2, 29)),   # the day clamped, as Neo4j
+    ("RETURN datetime.statement(null) AS t", None),                               # a clock in a null zone
     ("RETURN duration.between(date('1984-10-11'), localdatetime('2016-07-21T21:45:22.142'))",
      Duration(years=31, months=9, days=10, hours=21, minutes=45, seconds=22, milliseconds=142)),
     ("RETURN duration.inSeconds(datetime('2017-10-29T00:00[Europe/Stockholm]'), date('2017-10-30'))",
