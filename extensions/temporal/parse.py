@@ -86,6 +86,12 @@ def read_zone(offset: str | None, name: str | None) -> Zone | None:
     return Zone(-seconds if offset[0] == "-" else seconds)
 
 
+def split_zone(text: str) -> tuple[str, str | None, str | None]:
+    """(the clock, the offset, the zone name) of a time written with an optional zone."""
+    split = _ZONE.match(text)
+    return split.group("clock"), split.group("offset"), split.group("name")
+
+
 def read(text: str, kind: str, default_zone: Zone) -> Temporal:
     """A temporal string as `kind` (`default_zone` for a zoned kind written without one)."""
     body = text.strip()
@@ -94,10 +100,9 @@ def read(text: str, kind: str, default_zone: Zone) -> Temporal:
     day, clock = (None, body) if kind in ("localtime", "time") else body.partition("T")[::2]
     zone = None
     if kind in ("time", "datetime", "localtime", "localdatetime") and clock:
-        split = _ZONE.match(clock)
-        clock = split.group("clock")
-        zone = read_zone(split.group("offset"), split.group("name"))
-        if zone is not None and zone.name is not None and split.group("offset"):
+        clock, offset, name = split_zone(clock)
+        zone = read_zone(offset, name)
+        if zone is not None and zone.name is not None and offset:
             zone = Zone(0, zone.name)
     nanos = read_clock(clock, kind) if clock else 0
     date = read_date(day, kind) if day is not None else None
@@ -114,15 +119,22 @@ _ALTERNATIVE = re.compile(r"P(?P<years>\d{4})-(?P<months>\d{2})-(?P<days>\d{2})"
                           r"T(?P<hours>\d{2}):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:[.,]\d+)?)\Z", re.I)
 
 
-def read_duration(text: str) -> Duration:
-    body = text.strip()
-    found = _ISO.match(body) or _ALTERNATIVE.match(body)
-    if found is None or body.upper().endswith("T") or not any(
-            v for k, v in found.groupdict().items() if k != "sign"):
-        raise _fail(text, "duration")
+def duration_amounts(text: str) -> dict[str, Fraction] | None:
+    """The amount per unit (`years`, ..., `seconds`) an ISO 8601 duration string writes, signed;
+    None when it is not one."""
+    found = _ISO.match(text.strip()) or _ALTERNATIVE.match(text.strip())
+    if found is None or not any(v for k, v in found.groupdict().items() if k != "sign"):
+        return None
     sign = -1 if found.groupdict().get("sign") else 1
-    return duration_of({key: sign * Fraction(value.replace(",", ".")) for key, value in found.groupdict().items()
-                        if key != "sign" and value is not None})
+    return {key: sign * Fraction(value.replace(",", ".")) for key, value in found.groupdict().items()
+            if key != "sign" and value is not None}
+
+
+def read_duration(text: str) -> Duration:
+    amounts = duration_amounts(text)
+    if amounts is None or text.strip().upper().endswith("T"):
+        raise _fail(text, "duration")
+    return duration_of(amounts)
 
 
 MONTH_SECONDS = 2_629_746
@@ -133,9 +145,9 @@ UNITS = {"years": ("months", 12), "quarters": ("months", 3), "months": ("months"
          "nanoseconds": ("seconds", Fraction(1, 10**9))}
 
 
-def duration_of(amounts: dict[str, Fraction]) -> Duration:
-    """A duration from amounts in Neo4j's units: a fraction of a month or day flows into the
-    smaller units (a month is 2,629,746 s), toward zero."""
+def duration_parts(amounts: dict[str, Fraction]) -> tuple[int, int, Fraction]:
+    """(months, days, seconds) of amounts in Neo4j's units: a fraction of a month or day flows
+    into the smaller units (a month is 2,629,746 s), toward zero."""
     total = {"months": Fraction(0), "days": Fraction(0), "seconds": Fraction(0)}
     for key, amount in amounts.items():
         unit, size = UNITS[key]
@@ -143,5 +155,10 @@ def duration_of(amounts: dict[str, Fraction]) -> Duration:
     months = int(total["months"])
     seconds = (total["months"] - months) * MONTH_SECONDS + (total["days"] - int(total["days"])) * 86400
     days = int(total["days"]) + int(seconds / 86400)
-    seconds = seconds - int(seconds / 86400) * 86400 + total["seconds"]
+    return months, days, seconds - int(seconds / 86400) * 86400 + total["seconds"]
+
+
+def duration_of(amounts: dict[str, Fraction]) -> Duration:
+    """A duration from amounts in Neo4j's units (`duration_parts`)."""
+    months, days, seconds = duration_parts(amounts)
     return Duration(months, days, 0, int(seconds * NANOS))
