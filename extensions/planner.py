@@ -93,10 +93,15 @@ class ExtensionPlanner:
         return [e.name for e in self.registry] + self._procedure_names()
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
+        """The result of `query`; on FalkorDB, the date-time kinds it writes are recorded first
+        and the date-times it reads typed by them (`temporal/kinds.py`)."""
         if self.datetime_kinds is None:
             return await self._execute(query, params, runner)
         database = runner.database or ""
-        kinds.record_writes(self.datetime_kinds, database, query, params)
+        if len(query) > _PLAN_INLINE_CHARS:
+            await asyncio.to_thread(kinds.prepare, query)
+        if not _EXPLAINED.match(query):
+            kinds.record_writes(self.datetime_kinds, database, query, params)
         result = await self._execute(query, params, runner)
         return kinds.typed(result, self.datetime_kinds, database, query, params)
 

@@ -11,8 +11,9 @@ the written expression is known when the query runs (`datetime(...)`, a driver v
 zoned; `localdatetime(...)`, a naive driver value: local; another property: that key's kinds).
 So it records, per database and property key, the kinds written (`KindStore`, a JSON file in
 the data directory, like the schema names), and types a date-time it reads back by the key it
-came from: a node's or relationship's property, or a column whose expression names the key
-(`n.at`, `max(n.at) AS last`, through WITH aliases). The rule is exact or refuses:
+came from: a node's or relationship's property, a map of one entity's properties
+(`properties(n)`, `n {.*}`), or a column whose expression names the key (`n.at`,
+`max(n.at) AS last`, through WITH aliases). The rule is exact or refuses:
 
 - a key written only zoned reads back zoned (in UTC), one written only local (or never seen
   written: data from before this record) reads back local, as before;
@@ -23,9 +24,8 @@ came from: a node's or relationship's property, or a column whose expression nam
   several keys) is refused the same way, but only in a database that holds a zoned key: until
   then every stored date-time is local and nothing changes.
 
-`MATCH (n) DETACH DELETE n` (the whole graph) forgets the database's record. Nothing is
-recorded or checked for a database until a zoned date-time is written to it, beyond one regular
-expression over each write's text.
+`MATCH (n) DETACH DELETE n` (the whole graph) forgets the database's record. A write's text
+is parsed once (cached); results are looked at only in a database that holds a zoned key.
 """
 
 from __future__ import annotations
@@ -51,6 +51,8 @@ from ..cypher import ast as A
 from ..cypher.parser import parse
 
 ZONED, LOCAL, UNKNOWN = "zoned", "local", "unknown"
+#: a column whose maps hold one entity's properties (`properties(n)`), typed by their keys
+BY_KEY = "by key"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 _WRITES = re.compile(r"\b(create|merge|set)\b", re.IGNORECASE)
 _CLEAR_ALL = re.compile(r"\s*match\s*\(\s*(\w+)\s*\)\s*detach\s+delete\s+(\w+)\s*;?\s*\Z", re.IGNORECASE)
@@ -221,6 +223,12 @@ def _writes(text: str) -> tuple | str:
     return shape[0]
 
 
+def prepare(text: str) -> None:
+    """Parse `text` ahead (cached): call it off the event loop for a long query."""
+    _writes(text)
+    _shape(text)
+
+
 def record_writes(store: KindStore, database: str, text: str, params: dict) -> None:
     """Note the date-time kinds a write query is about to store (before it runs)."""
     writes = _writes(text)
@@ -288,12 +296,14 @@ class TypedDateTimes(Result):
     def _key_kinds(self, key: str) -> frozenset:
         return self._store.of(self._database, key)
 
-    def _column_kinds(self, index: int) -> frozenset:
+    def _column_kinds(self, index: int) -> frozenset | str:
+        """The kinds of a column's date-times, or BY_KEY for a map of one entity's properties."""
         if self._columns is None:
             shape = _shape(self._text)
             columns = shape[1] if shape else None
             self._columns = [frozenset({UNKNOWN})] * len(self.keys) if columns is None else [
-                expr_kinds(expr, scope, self._params, self._key_kinds) for scope, expr in columns]
+                BY_KEY if _properties_map(expr) else expr_kinds(expr, scope, self._params, self._key_kinds)
+                for scope, expr in columns]
         return self._columns[index]
 
     def _value(self, value: Any, index: int) -> Any:
@@ -304,13 +314,25 @@ class TypedDateTimes(Result):
                 self._entity(entity)
         elif isinstance(value, list):
             return [self._value(item, index) for item in value]
+        elif isinstance(value, dict) and self._column_kinds(index) == BY_KEY:
+            return self._by_key(value)
         elif isinstance(value, (DateTime, dict)):
             return _typed(value, self._column_kinds(index), lambda: f"column `{self.keys[index]}`")
         return value
 
     def _entity(self, entity: Node | Relationship) -> None:
-        for key, value in entity.properties.items():
-            entity.properties[key] = _typed(value, self._key_kinds(key), lambda: f"property `{key}`")
+        entity.properties = self._by_key(entity.properties)
+
+    def _by_key(self, properties: dict) -> dict:
+        return {key: _typed(value, self._key_kinds(key), lambda key=key: f"property `{key}`")
+                for key, value in properties.items()}
+
+
+def _properties_map(expr: A.Expr) -> bool:
+    """`properties(n)`, or a projection `n {.a, .*}` of properties only."""
+    if isinstance(expr, A.FunctionCall):
+        return expr.lower_name == "properties"
+    return isinstance(expr, A.MapProjection) and all(item.kind in ("property", "all") for item in expr.items)
 
 
 def typed(result: Result, store: KindStore, database: str, text: str, params: dict) -> Result:

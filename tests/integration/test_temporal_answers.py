@@ -103,6 +103,7 @@ def test_a_stored_date_time_reads_back_as_the_kind_its_key_was_written_with(clea
         "created": zoned_1912, "local": DateTime(2000, 1, 1), "utc": DateTime(2020, 1, 1, tzinfo=pytz.utc),
         "naive": DateTime(2021, 1, 1)}
     assert value(clean_graph, "MATCH (n:E) RETURN n.naive AS x") == DateTime(2021, 1, 1)
+    assert value(clean_graph, "MATCH (n:E) RETURN properties(n) AS p")["created"] == zoned_1912
 
 
 def test_a_key_holding_both_kinds_is_refused_not_guessed(clean_graph):
