@@ -8,7 +8,8 @@ values wrong. Both are the silent wrong answer DESIGN.md forbids.
 
 What the proxy can know exactly is what it wrote: every write goes through it, and the kind of
 the written expression is known when the query runs (`datetime(...)`, a driver value in UTC:
-zoned; `localdatetime(...)`, a naive driver value: local; another property: that key's kinds).
+zoned; `localdatetime(...)`, a naive driver value: local; another property: that key's kinds;
+CREATE, MERGE, SET, FOREACH and the maps passed to procedures such as `apoc.merge.node`).
 So it records, per database and property key, the kinds written (`KindStore`, a JSON file in
 the data directory, like the schema names), and types a date-time it reads back by the key it
 came from: a node's or relationship's property, a map of one entity's properties
@@ -54,7 +55,7 @@ ZONED, LOCAL, UNKNOWN = "zoned", "local", "unknown"
 #: a column whose maps hold one entity's properties (`properties(n)`), typed by their keys
 BY_KEY = "by key"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
-_WRITES = re.compile(r"\b(create|merge|set)\b", re.IGNORECASE)
+_WRITES = re.compile(r"\b(create|merge|set|call)\b", re.IGNORECASE)
 _CLEAR_ALL = re.compile(r"\s*match\s*\(\s*(\w+)\s*\)\s*detach\s+delete\s+(\w+)\s*;?\s*\Z", re.IGNORECASE)
 
 
@@ -122,6 +123,8 @@ class Scope:
         for clause in part.clauses:
             if isinstance(clause, A.Unwind):
                 self.unwound[clause.var.name] = clause.expr
+            elif isinstance(clause, A.Foreach):
+                self.unwound[clause.var.name] = clause.source
             elif isinstance(clause, A.With):
                 for item in clause.items:
                     name = item.alias or (item.expr.name if isinstance(item.expr, A.Variable) else None)
@@ -184,6 +187,10 @@ def _shape(text: str) -> tuple | None:
                 writes.append((scope, node.target.key, node.value))
             elif isinstance(node, A.SetItem) and node.kind == "variable":
                 writes += _map_writes(scope, node.value)
+            elif isinstance(node, A.CallProcedure):          # apoc.merge.node(labels, {at: ...})
+                for arg in node.args or ():
+                    if isinstance(arg, (A.MapLiteral, A.Parameter)):
+                        writes += _map_writes(scope, arg)
     columns = None
     last = tree.parts[-1].clauses[-1] if len(tree.parts) == 1 and tree.parts[-1].clauses else None
     if isinstance(last, A.Return) and not last.star:

@@ -30,6 +30,8 @@ def store(tmp_path):
     ("WITH datetime() AS now MATCH (n) SET n.at = now + duration('P1D')", {}, "at", {ZONED}),
     ("MATCH (n) SET n.at = n.seen", {}, "at", {ZONED}),                     # `seen` holds zoned
     ("CALL db.info() YIELD creationDate AS c CREATE ({at: c})", {}, "at", {UNKNOWN}),
+    ("FOREACH (t IN $times | CREATE ({at: t}))", {"times": [NAIVE]}, "at", {LOCAL}),
+    ("CALL apoc.merge.node(['E'], {id: 1}, {at: datetime()}) YIELD node RETURN node", {}, "at", {ZONED}),
     ("CREATE ({name: $name, n: 1})", {"name": "x"}, "name", set()),        # no date-time: nothing
 ])
 def test_each_write_form_records_the_kind_it_stores(store, query, params, key, kinds):
