@@ -14,6 +14,7 @@ run raise `NotComputed`) and the query takes the database path as before, never 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -24,7 +25,8 @@ from proxy.errors import CypherError
 from ..cypher import ast as A
 from . import build, calc
 from .parse import UNITS, duration_of, read_duration
-from .values import KINDS, Duration, NotComputed, Temporal, argument_error, from_bolt, text, to_bolt
+from .values import (KINDS, UTC, Duration, NotComputed, Temporal, argument_error, from_bolt, from_instant, text,
+                     to_bolt)
 
 Row = dict[str, Any]
 Compiled = Callable[[Row, dict], Any]
@@ -62,6 +64,7 @@ def compile_query(query: A.Query, source: str) -> ConstantQuery | None:
 
     def run(params: dict) -> list[list[Any]]:
         rows: list[Row] = [{}]
+        params = {**params, _STATEMENT_CLOCK: time.time_ns()}
         try:
             for step in steps:
                 rows = step(rows, params)
@@ -71,16 +74,23 @@ def compile_query(query: A.Query, source: str) -> ConstantQuery | None:
     return ConstantQuery(columns, run)
 
 
-#: `date.statement(...)` and the other clocks; only their null case is computed here (the clock
-#: itself, and a zone argument, take the database path)
+#: `date.statement(...)` and the other clocks: their null case and the clocks without an argument
+#: in `_NOW` are computed here (a zone argument, and the transaction clock, which must be one
+#: instant for every statement of a transaction, take the database path)
 _CLOCKS = tuple(f"{kind}.{clock}" for kind in KINDS for clock in ("transaction", "statement", "realtime"))
+#: where `run` keeps the statement clock's reading: `date()`, `date.statement()`, ... give one
+#: instant per statement, as in Neo4j (no client parameter can be named so: it has spaces)
+_STATEMENT_CLOCK = " statement clock"
 _TEMPORAL_FUNCTIONS = frozenset({*KINDS, "duration", "duration.between", "duration.inmonths", "duration.indays",
                                  "duration.inseconds", "datetime.fromepoch", "datetime.fromepochmillis",
                                  *(f"{kind}.truncate" for kind in KINDS), *_CLOCKS})
 
 
 def _temporal_call(node: A.Node) -> bool:
-    return isinstance(node, A.FunctionCall) and node.lower_name in _TEMPORAL_FUNCTIONS and bool(node.args)
+    """A call this module computes and FalkorDB does not: `date()` alone stays FalkorDB's (to
+    the whole second, which it can store), `date.statement()` it lacks."""
+    return isinstance(node, A.FunctionCall) and node.lower_name in _TEMPORAL_FUNCTIONS and (
+        bool(node.args) or "." in node.lower_name and node.lower_name in _NOW)
 
 
 def _column(item: A.ReturnItem, source: str) -> str:
@@ -278,7 +288,21 @@ _FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...]]] = {
 }
 
 
+def _now(kind: str, reading: Callable[[dict], int]) -> Compiled:
+    """`kind()` read from a clock (nanoseconds since the epoch), in the default zone, UTC."""
+    return lambda row, params: build.convert(kind, from_instant(reading(params), UTC))
+
+
+_NOW: dict[str, Compiled] = {
+    **{name: _now(kind, lambda params: params[_STATEMENT_CLOCK])
+       for kind in KINDS for name in (kind, f"{kind}.statement")},
+    **{f"{kind}.realtime": _now(kind, lambda params: time.time_ns()) for kind in KINDS},
+}
+
+
 def _function(name: str, args: list[Compiled]) -> Compiled:
+    if not args and name in _NOW:
+        return _NOW[name]
     if name not in _FUNCTIONS or len(args) not in _FUNCTIONS[name][1]:
         raise Unsupported(name)
     function = _FUNCTIONS[name][0]

@@ -34,6 +34,7 @@ def plus(hours: int) -> dt.timezone:
     ("WITH date({year: 1984, month: 10, day: 11}) AS d RETURN d + duration({months: 4, days: 1})", Date(1985, 2, 12)),
     ("RETURN date('2024-01-31') + duration({months: 1})", Date(2024, 2, 29)),   # the day clamped, as Neo4j
     ("RETURN datetime.statement(null) AS t", None),                               # a clock in a null zone
+    ("RETURN duration.inSeconds(localtime(), localtime())", Duration()),         # one clock per statement
     ("RETURN duration.between(date('1984-10-11'), localdatetime('2016-07-21T21:45:22.142'))",
      Duration(years=31, months=9, days=10, hours=21, minutes=45, seconds=22, milliseconds=142)),
     ("RETURN duration.inSeconds(datetime('2017-10-29T00:00[Europe/Stockholm]'), date('2017-10-30'))",
@@ -114,3 +115,12 @@ def test_a_key_holding_both_kinds_is_refused_not_guessed(clean_graph):
     with pytest.raises(ClientError, match="property `at`"):
         clean_graph.execute_query("MATCH (n:E) RETURN n")
     assert value(clean_graph, "MATCH (n:E) RETURN count(n.at)") == 2         # no date-time read: answered
+
+
+def test_the_statement_clock_is_one_instant_per_statement(driver):
+    before = dt.datetime.now(dt.timezone.utc)
+    records, _, _ = driver.execute_query("UNWIND [1, 2] AS x RETURN datetime.statement() AS t, date.realtime() AS d")
+    after = dt.datetime.now(dt.timezone.utc)
+    assert records[0]["t"] == records[1]["t"]
+    assert before <= records[0]["t"].to_native() <= after                    # the default zone, UTC
+    assert records[0]["d"].to_native() in {before.date(), after.date()}
