@@ -74,9 +74,8 @@ def compile_query(query: A.Query, source: str) -> ConstantQuery | None:
     return ConstantQuery(columns, run)
 
 
-#: `date.statement(...)` and the other clocks: their null case and the clocks without an argument
-#: in `_NOW` are computed here (a zone argument, and the transaction clock, which must be one
-#: instant for every statement of a transaction, take the database path)
+#: `date.statement(...)` and the other clocks: those in `_NOW` are computed here, the transaction
+#: clock (one instant for every statement of a transaction) only in a null zone
 _CLOCKS = tuple(f"{kind}.{clock}" for kind in KINDS for clock in ("transaction", "statement", "realtime"))
 #: where `run` keeps the statement clock's reading: `date()`, `date.statement()`, ... give one
 #: instant per statement, as in Neo4j (no client parameter can be named so: it has spaces)
@@ -288,21 +287,46 @@ _FUNCTIONS: dict[str, tuple[Callable, tuple[int, ...]]] = {
 }
 
 
-def _now(kind: str, reading: Callable[[dict], int]) -> Compiled:
-    """`kind()` read from a clock (nanoseconds since the epoch), in the default zone, UTC."""
-    return lambda row, params: build.convert(kind, from_instant(reading(params), UTC))
+def _now(kind: str, reading: Callable[[dict], int]) -> Callable[[Compiled | None], Compiled]:
+    """`kind()` read from a clock (nanoseconds since the epoch), in the default zone (UTC) or
+    the zone the call names (`date.statement('Europe/Stockholm')`); null in a null zone."""
+    def call(zone_arg: Compiled | None) -> Compiled:
+        def now(row, params):
+            zone = UTC if zone_arg is None else zone_arg(row, params)
+            if zone is None:
+                return None
+            zone = zone if zone is UTC else build.read_zone_value(zone)
+            return build.convert(kind, from_instant(reading(params), zone), zone)
+        return now
+    return call
 
 
-_NOW: dict[str, Compiled] = {
+_NOW = {
     **{name: _now(kind, lambda params: params[_STATEMENT_CLOCK])
        for kind in KINDS for name in (kind, f"{kind}.statement")},
     **{f"{kind}.realtime": _now(kind, lambda params: time.time_ns()) for kind in KINDS},
 }
 
 
+def _construct_or_now(kind: str, arg: Compiled) -> Compiled:
+    """`kind(arg)`; a map of only a timezone (`datetime({timezone: '+01:00'})`) reads the
+    statement clock in that zone, as in Neo4j."""
+    construct = _FUNCTIONS[kind][0]
+
+    def call(row, params):
+        value = arg(row, params)
+        if isinstance(value, dict) and len(value) == 1 and next(iter(value)).lower() == "timezone" \
+                and isinstance(zone := next(iter(value.values())), str):
+            return _NOW[kind](lambda row, params: zone)(row, params)
+        return construct(value)
+    return call
+
+
 def _function(name: str, args: list[Compiled]) -> Compiled:
-    if not args and name in _NOW:
-        return _NOW[name]
+    if name in _NOW and (not args or len(args) == 1 and "." in name):
+        return _NOW[name](args[0] if args else None)
+    if name in KINDS and len(args) == 1:
+        return _construct_or_now(name, args[0])
     if name not in _FUNCTIONS or len(args) not in _FUNCTIONS[name][1]:
         raise Unsupported(name)
     function = _FUNCTIONS[name][0]

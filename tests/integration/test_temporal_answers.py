@@ -124,3 +124,5 @@ def test_the_statement_clock_is_one_instant_per_statement(driver):
     assert records[0]["t"] == records[1]["t"]
     assert before <= records[0]["t"].to_native() <= after                    # the default zone, UTC
     assert records[0]["d"].to_native() in {before.date(), after.date()}
+    zoned = value(driver, "RETURN [datetime.statement('+01:00'), datetime({timezone: '+01:00'})]")
+    assert [t.utcoffset() for t in zoned] == [dt.timedelta(hours=1)] * 2 and zoned[0] == zoned[1]
