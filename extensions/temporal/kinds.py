@@ -146,11 +146,7 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
         if family in ("datetime", "localdatetime"):
             return frozenset({ZONED if family == "datetime" else LOCAL})
     if isinstance(expr, A.Property):
-        source = expr.expr
-        if isinstance(source, A.Variable) and isinstance(scope.unwound.get(source.name), A.Parameter):
-            rows = params.get(scope.unwound[source.name].name)
-            return value_kinds([row.get(expr.key) for row in rows or () if isinstance(row, dict)])
-        return key_kinds(expr.key)
+        return _property_kinds(expr, scope, params, key_kinds)
     if isinstance(expr, A.Variable):
         if expr.name in seen:
             return frozenset({UNKNOWN})
@@ -163,6 +159,41 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
         if isinstance(child, A.Expr):
             kinds |= expr_kinds(child, scope, params, key_kinds, seen)
     return kinds
+
+
+def resolve(expr: A.Expr, scope: Scope) -> A.Expr:
+    """What `expr` stands for through WITH aliases (`WITH {at: ...} AS m`: the map)."""
+    seen = set()
+    while isinstance(expr, A.Variable) and expr.name in scope.bound and expr.name not in seen:
+        seen.add(expr.name)
+        expr = scope.bound[expr.name]
+    return expr
+
+
+def _maps(expr: A.Expr, scope: Scope, params: dict) -> list[dict] | None:
+    """The maps a map expression holds when it comes from a parameter (directly, or a row of
+    UNWIND over one); None when it does not."""
+    source = resolve(expr, scope)
+    if isinstance(source, A.Variable) and isinstance(scope.unwound.get(source.name), A.Parameter):
+        return [row for row in params.get(scope.unwound[source.name].name) or () if isinstance(row, dict)]
+    if isinstance(source, A.Parameter):
+        return [params[source.name]] if isinstance(params.get(source.name), dict) else []
+    return None
+
+
+def _property_kinds(expr: A.Property, scope: Scope, params: dict, key_kinds) -> frozenset:
+    """`x.key`: of a node or relationship, the key's recorded kinds; of a map, its entry's."""
+    source = resolve(expr.expr, scope)
+    if (maps := _maps(source, scope, params)) is not None:
+        return value_kinds([row.get(expr.key) for row in maps])
+    if isinstance(source, A.MapLiteral):
+        entry = source.get(expr.key)
+        return frozenset() if entry is None else expr_kinds(entry, scope, params, key_kinds)
+    if isinstance(source, A.Variable) and source.name in scope.unwound:
+        return expr_kinds(scope.unwound[source.name], scope, params, key_kinds)
+    if isinstance(source, A.Variable) or _properties_map(source):
+        return key_kinds(expr.key)
+    return expr_kinds(source, scope, params, key_kinds)
 
 
 # -- what a query writes and returns -------------------------------------------------------------
@@ -206,18 +237,17 @@ def _map_writes(scope: Scope, properties: A.Expr | None) -> list:
 
 
 def _written(scope: Scope, key: str | None, expr: A.Expr, params: dict, key_kinds) -> list[tuple[str, frozenset]]:
-    """(key, kinds) pairs one write records. A whole map from a parameter (or UNWIND over one)
-    records each of its keys; a map copied from a node or another expression keeps each key's
-    name, hence its kinds, and records nothing."""
+    """(key, kinds) pairs one write records. A whole map, written out or from a parameter (or
+    UNWIND over one), records each of its keys; the properties copied from a node or
+    relationship (`SET a = b`, `SET a += properties(b)`) keep each key's name, hence its kinds,
+    and record nothing."""
     if key is not None:
         return [(key, expr_kinds(expr, scope, params, key_kinds))]
-    if isinstance(expr, A.Variable) and isinstance(scope.unwound.get(expr.name), A.Parameter):
-        maps = [row for row in params.get(scope.unwound[expr.name].name) or () if isinstance(row, dict)]
-    elif isinstance(expr, A.Parameter):
-        maps = [params.get(expr.name)] if isinstance(params.get(expr.name), dict) else []
-    else:
-        return []
-    return [(k, value_kinds(v)) for row in maps for k, v in row.items()]
+    source = resolve(expr, scope)
+    if isinstance(source, A.MapLiteral):
+        return [(k, expr_kinds(v, scope, params, key_kinds)) for k, v in source.items]
+    maps = _maps(source, scope, params)
+    return [] if maps is None else [(k, value_kinds(v)) for row in maps for k, v in row.items()]
 
 
 @lru_cache(maxsize=1024)

@@ -31,6 +31,10 @@ def store(tmp_path):
     ("MATCH (n) SET n.at = n.seen", {}, "at", {ZONED}),                     # `seen` holds zoned
     ("CALL db.info() YIELD creationDate AS c CREATE ({at: c})", {}, "at", {UNKNOWN}),
     ("FOREACH (t IN $times | CREATE ({at: t}))", {"times": [NAIVE]}, "at", {LOCAL}),
+    ("WITH {at: localdatetime()} AS m CREATE ({created: m.at})", {}, "created", {LOCAL}),
+    ("WITH {at: localdatetime()} AS m CREATE (n) SET n = m", {}, "at", {LOCAL}),
+    ("WITH $m AS m CREATE ({created: m.at})", {"m": {"at": UTC}}, "created", {ZONED}),
+    ("MATCH (a), (b) SET a.at = properties(b).seen", {}, "at", {ZONED}),
     ("CALL apoc.merge.node(['E'], {id: 1}, {at: datetime()}) YIELD node RETURN node", {}, "at", {ZONED}),
     ("CREATE ({name: $name, n: 1})", {"name": "x"}, "name", set()),        # no date-time: nothing
 ])
