@@ -6,7 +6,8 @@ The classes follow the one rule of answers (DESIGN.md: Neo4j's answer or an erro
   Neo4j reports for the TCK's error type (`ERROR_CODES`);
 - silent wrong: the TCK expects rows, the proxy returns other rows, other columns, or writes
   other side effects, without an error. The one outcome never allowed;
-- loud: the TCK expects rows, the proxy (or one of the scenario's setup queries) errs;
+- loud: the TCK expects rows, the proxy (or one of the scenario's setup queries, or an earlier
+  query of the scenario the TCK expects to succeed, such as the CREATE a control query reads) errs;
 - accepts invalid: the TCK expects an error, the proxy returns rows;
 - other error: the TCK expects an error, the proxy errs with a code Neo4j does not use for it
   (a DatabaseError carrying the backend's text, a TypeError where Neo4j reports a SyntaxError,
@@ -100,6 +101,7 @@ class Outcome:
     keys: tuple = ()
     rows: tuple = ()
     setup_step: int | None = None     # set when a setup query failed (then `error` is set)
+    failed_check: int | None = None   # set when an earlier check query failed (then `error` is set)
     effects: dict | None = None       # the TCK's side effects, from the graph before and after
     counters: dict | None = None      # the query's own {"nodes": (created, deleted), ...}
 
@@ -163,6 +165,8 @@ def classify(check: Check, outcome: Outcome) -> Verdict:
     want, got = expected_text(expected), got_text(outcome)
     if outcome.setup_step is not None:
         return Verdict(LOUD, want, f"setup query {outcome.setup_step + 1}: {outcome.error}")
+    if outcome.failed_check is not None:
+        return Verdict(LOUD, want, f"query {outcome.failed_check + 1}: {outcome.error}")
     if expected.kind == "error":
         if outcome.error is None:
             return Verdict(ACCEPTS_INVALID, want, got)

@@ -234,8 +234,10 @@ def runnable(tck_root: Path, limit: int | None, skipped: Counter):
 
 
 def play(target, scenario: Scenario, params: dict, tck_root: Path) -> list[Outcome]:
-    """Clear, run the setup, then every check query; stops at a failing setup query. A target
-    that can read the graph (`state()`) also reports the side effects of each check whose
+    """Clear, run the setup, then every check query; stops at a failing setup query, and at a
+    check query that fails where the TCK expects it to succeed (the later checks, such as a
+    control query reading what a CREATE stored, carry that error: loud, not a wrong answer). A
+    target that can read the graph (`state()`) also reports the side effects of each check whose
     expected outcome states them."""
     target.clear()
     for step, query in enumerate(setup_queries(scenario, tck_root)):
@@ -255,6 +257,9 @@ def play(target, scenario: Scenario, params: dict, tck_root: Path) -> list[Outco
             effects = side_effects(before, after, outcome.counters)
             outcome = Outcome(outcome.error, outcome.keys, outcome.rows, effects=effects)
         outcomes.append(outcome)
+        if outcome.error and check.expected.kind != "error":
+            failed = Outcome(error=outcome.error, failed_check=len(outcomes) - 1)
+            return outcomes + [failed] * (len(scenario.checks) - len(outcomes))
         before = after
     return outcomes
 

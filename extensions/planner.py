@@ -45,6 +45,10 @@ from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
+from .temporal import kinds
+from .temporal.kinds import KindStore
+from .temporal.query import compile_query
+from .temporal.values import NotComputed
 
 _CACHE_SIZE = 2048
 #: Longer queries are planned in a worker thread and not cached (parsing 600 KB takes ~3 s).
@@ -62,8 +66,10 @@ class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
     def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
-                 constraints=None):
+                 constraints=None, datetime_kinds: KindStore | None = None):
         self.registry = registry
+        #: the date-time kind written per property key (`temporal/kinds.py`), FalkorDB only
+        self.datetime_kinds = datetime_kinds if backend_kind == "falkordb" else None
         #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
         self.constraints = constraints if backend_kind == "falkordb" else None
         self.backend_kind = backend_kind
@@ -76,7 +82,7 @@ class ExtensionPlanner:
         #: Neo4j analyses variables itself; the embedded database does not (cypher/semantics.py).
         self._analyse = backend_kind == "falkordb"
         if self._analyse:
-            self._triggers += bridges.triggers()
+            self._triggers += bridges.triggers() + TEMPORAL_TRIGGERS
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -87,10 +93,30 @@ class ExtensionPlanner:
         return [e.name for e in self.registry] + self._procedure_names()
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
+        """The result of `query`; on FalkorDB, the date-time kinds it writes are recorded first
+        and the date-times it reads typed by them (`temporal/kinds.py`)."""
+        if self.datetime_kinds is None:
+            return await self._execute(query, params, runner)
+        database = runner.database or ""
+        if len(query) > _PLAN_INLINE_CHARS:
+            await asyncio.to_thread(kinds.prepare, query)
+        if not _EXPLAINED.match(query):
+            kinds.record_writes(self.datetime_kinds, database, query, params)
+        result = await self._execute(query, params, runner)
+        return kinds.typed(result, self.datetime_kinds, database, query, params)
+
+    async def _execute(self, query: str, params: dict[str, Any], runner) -> Result:
         if len(query) <= _PLAN_INLINE_CHARS:
             plan = self.plan(query)
         else:
             plan = await asyncio.to_thread(self._decide, query)
+        if plan is not None and plan.constant is not None:
+            answer, plan = plan.constant
+            try:
+                return ListResult(answer.columns, answer.run(params), Summary(database=runner.database))
+            except NotComputed:                 # the database path, as without the Python answer
+                if isinstance(plan, CypherError):
+                    raise plan from None
         if plan is None:
             return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
         if plan.local is not None:
@@ -163,6 +189,17 @@ class ExtensionPlanner:
             return None            # a bridge-only trigger we cannot parse: let the database answer
         if self._analyse:
             semantics.check(tree)
+        answer = compile_query(tree, query) if kind == "falkordb" else None
+        if answer is None:
+            return self._plan_tree(tree, query)
+        try:
+            fallback = self._plan_tree(tree, query)
+        except CypherError as exc:
+            fallback = exc
+        return Plan(body=query, prefix=None, steps=[], placeholders={}, constant=(answer, fallback))
+
+    def _plan_tree(self, tree: A.Query, query: str) -> Plan | None:
+        kind = self.backend_kind
         command = self._command(tree)
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
@@ -564,6 +601,9 @@ class _Rewriting:
 
 
 _MISSING = object()
+#: Queries that may be temporal work the planner answers in Python (temporal/query.py).
+TEMPORAL_TRIGGERS = tuple((word, re.compile(r"(?:date|time|duration)(?:\.\w+)?\s*\("))
+                          for word in ("date", "time", "duration"))
 #: EXPLAIN before a statement the planner passes through as it is.
 _EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
 

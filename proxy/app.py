@@ -48,11 +48,13 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     from extensions.compat import name_store
     from extensions.planner import ExtensionPlanner
     from extensions.probe_cache import ProbeCache
+    from extensions.temporal.kinds import KindStore
     cache = None
     if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)
     return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
-                            backend_kind=backend.kind, probe_cache=cache, constraints=name_store(config.data_dir))
+                            backend_kind=backend.kind, probe_cache=cache, constraints=name_store(config.data_dir),
+                            datetime_kinds=KindStore(config.data_dir / "datetime-kinds.json"))
 
 
 def mcp_settings(config: Config) -> McpSettings:

@@ -16,7 +16,6 @@ duration({months: 1})` is 2024-03-02, not 2024-02-29). So:
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 from typing import Any
 
@@ -26,21 +25,9 @@ from proxy.backends.falkordb_values import stored_duration
 from proxy.errors import CypherError
 
 from ..cypher import ast as A
+from ..temporal.parse import UNITS, duration_amounts, duration_parts
 from .rule import Context, Edit, Rule
 from .temporal import UNSUPPORTED, fraction_error
-
-MONTH_SECONDS = 2_629_746
-#: Neo4j's map keys -> (unit: months, days or seconds, how many of it)
-UNITS = {"years": ("months", 12), "quarters": ("months", 3), "months": ("months", 1), "weeks": ("days", 7),
-         "days": ("days", 1), "hours": ("seconds", 3600), "minutes": ("seconds", 60), "seconds": ("seconds", 1),
-         "milliseconds": ("seconds", Fraction(1, 1000)), "microseconds": ("seconds", Fraction(1, 10**6)),
-         "nanoseconds": ("seconds", Fraction(1, 10**9))}
-_NUMBER = r"[-+]?\d+(?:[.,]\d+)?"
-_ISO = re.compile(rf"""(?P<sign>-)?P(?:(?P<years>{_NUMBER})Y)?(?:(?P<months>{_NUMBER})M)?(?:(?P<weeks>{_NUMBER})W)?
-    (?:(?P<days>{_NUMBER})D)?(?:T(?:(?P<hours>{_NUMBER})H)?(?:(?P<minutes>{_NUMBER})M)?(?:(?P<seconds>{_NUMBER})S)?)?\Z""",
-                  re.X | re.I)
-_ALTERNATIVE = re.compile(r"P(?P<years>\d{4})-(?P<months>\d{2})-(?P<days>\d{2})"
-                          r"T(?P<hours>\d{2}):(?P<minutes>\d{2}):(?P<seconds>\d{2}(?:[.,]\d+)?)\Z", re.I)
 
 
 class Unreadable(ValueError):
@@ -49,24 +36,15 @@ class Unreadable(ValueError):
 
 def parts(amounts: dict[str, Fraction]) -> tuple[int, int, int, Fraction]:
     """(months, days, seconds, fraction of a second) of a duration given in Neo4j's units."""
-    total = {"months": Fraction(0), "days": Fraction(0), "seconds": Fraction(0)}
-    for key, amount in amounts.items():
-        unit, size = UNITS[key]
-        total[unit] += amount * size
-    months = int(total["months"])                    # fractions flow down, toward zero
-    seconds = (total["months"] - months) * MONTH_SECONDS + (total["days"] - int(total["days"])) * 86400
-    days = int(total["days"]) + int(seconds / 86400)
-    seconds = seconds - int(seconds / 86400) * 86400 + total["seconds"]
+    months, days, seconds = duration_parts(amounts)
     return months, days, int(seconds), seconds - int(seconds)
 
 
 def read(text: str) -> dict[str, Fraction]:
-    found = _ISO.match(text.strip()) or _ALTERNATIVE.match(text.strip())
-    if found is None or not any(v for k, v in found.groupdict().items() if k != "sign"):
+    amounts = duration_amounts(text)
+    if amounts is None:
         raise Unreadable(text)
-    sign = -1 if found.groupdict().get("sign") else 1
-    return {key: sign * Fraction(value.replace(",", ".")) for key, value in found.groupdict().items()
-            if key != "sign" and value is not None}
+    return amounts
 
 
 def exact(call: A.FunctionCall, ctx: Context) -> list[Edit]:

@@ -83,6 +83,11 @@ def temporal_values(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     refused; `date('2015-202')` -> `date('2015-07-21')`; a parameter is checked when the query
     runs (`$__tsN`)."""
     kind = call.lower_name
+    if kind == "time":
+        raise CypherError(UNSUPPORTED, f"{call.text_in(ctx.text)} is a time with a zone: the embedded FalkorDB "
+                          "has no zoned time to store or compute it with. Store localtime(...) and the offset "
+                          "in a property of its own (e.g. {at: localtime('12:00'), offset: '+01:00'}). (A limit "
+                          "of the embedded FalkorDB; the proxy answers time() itself in queries on no graph.)")
     if kind not in KINDS or len(call.args) != 1:
         return []
     arg, shown = call.args[0], call.text_in(ctx.text)

@@ -4,24 +4,20 @@ FalkorDB 4.16 reads only the extended calendar forms correctly: it takes `'2015-
 ordinal date) as 2015-02-01, `'20150721T21:40'` as 21:00, `'2015-W30-2T214032'` as 2015-01-01,
 and drops a fraction of a second. Neo4j accepts calendar, week (`2015-W30-2`) and ordinal
 (`2015-202`) dates, basic and extended forms, and times down to the nanosecond. `canonical`
-turns each such string into `YYYY-MM-DD`, `HH:MM:SS` or `YYYY-MM-DDTHH:MM:SS` (the zone, if
-any, is returned apart: `temporal.py` decides about it), and raises `Fraction` for a time with
-a fraction of a second, which FalkorDB cannot hold.
+reads each such string with the temporal library's reader (`extensions/temporal/parse.py`) and
+writes it as `YYYY-MM-DD`, `HH:MM:SS` or `YYYY-MM-DDTHH:MM:SS` (the zone, if any, is returned
+apart: `temporal.py` decides about it); it raises `Fraction` for a time with a fraction of a
+second, which FalkorDB cannot hold.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import re
 
-_DATE = re.compile(r"""(?P<year>\d{4})(?:
-      -?W(?P<week>\d{2})(?:-?(?P<weekday>\d))?
-    | -(?P<month>\d{2})(?:-(?P<day>\d{2}))?
-    | (?P<bmonth>\d{2})(?P<bday>\d{2})?
-    | -?(?P<ordinal>\d{3})
-    )?\Z""", re.X)
-_TIME = re.compile(r"(?P<hour>\d{2})(?::?(?P<minute>\d{2})(?::?(?P<second>\d{2})(?:[.,](?P<fraction>\d{1,9}))?)?)?\Z")
-_ZONE = re.compile(r"(?P<time>.*?)(?P<zone>(?:Z|[+-]\d{2}(?::?\d{2})?)?(?:\[[^\]]+\])?)\Z")
+from proxy.errors import CypherError
+
+from ..temporal import parse
+from ..temporal.values import NANOS, NotComputed
 
 
 class Unreadable(ValueError):
@@ -36,51 +32,24 @@ class Fraction(ValueError):
         self.fraction = fraction
 
 
-def read_date(text: str) -> _dt.date:
-    found = _DATE.match(text)
-    if found is None:
-        raise Unreadable(text)
-    g = found.groupdict()
-    year = int(g["year"])
-    try:
-        if g["week"]:
-            return _dt.date.fromisocalendar(year, int(g["week"]), int(g["weekday"] or 1))
-        if g["ordinal"]:
-            day = _dt.date(year, 1, 1) + _dt.timedelta(days=int(g["ordinal"]) - 1)
-            if not (0 < int(g["ordinal"]) and day.year == year):
-                raise ValueError(text)
-            return day
-        month, day = g["month"] or g["bmonth"] or "1", g["day"] or g["bday"] or "1"
-        return _dt.date(year, int(month), int(day))
-    except ValueError:
-        raise Unreadable(text) from None
-
-
-def read_time(text: str) -> _dt.time:
-    found = _TIME.match(text)
-    if found is None:
-        raise Unreadable(text)
-    g = found.groupdict()
-    if g["fraction"] and int(g["fraction"]):
-        raise Fraction(g["fraction"])
-    try:
-        return _dt.time(int(g["hour"]), int(g["minute"] or 0), int(g["second"] or 0))
-    except ValueError:
-        raise Unreadable(text) from None
-
-
 def canonical(text: str, kind: str) -> tuple[str, str]:
     """(the value in FalkorDB's extended form, the zone as written or "") for a `kind` of
     'date', 'localtime', 'localdatetime' or 'datetime'."""
     body = text.strip()
-    if kind == "date":
-        return read_date(body).isoformat(), ""
-    day, _, clock = ("", "", body) if kind == "localtime" else body.partition("T")
+    day, clock = ("", body) if kind == "localtime" else body.partition("T")[::2]
     zone = ""
-    if kind in ("localtime", "datetime"):
-        split = _ZONE.match(clock)
-        clock, zone = split.group("time"), split.group("zone")
-    if kind == "localtime":
-        return read_time(clock).isoformat(), zone
-    moment = read_date(day).isoformat() + "T" + (read_time(clock).isoformat() if clock else "00:00:00")
-    return moment, zone
+    try:
+        if kind == "date":
+            return parse.read_date(body).isoformat(), ""
+        if kind in ("localtime", "datetime"):
+            clock, offset, name = parse.split_zone(clock)
+            zone = (offset or "") + (f"[{name}]" if name else "")
+        nanos = parse.read_clock(clock, kind) if clock else 0
+        date = None if kind == "localtime" else parse.read_date(day, kind)
+    except (CypherError, NotComputed):
+        raise Unreadable(text) from None
+    if nanos % NANOS:
+        raise Fraction(clock.replace(",", ".").partition(".")[2])
+    seconds = nanos // NANOS
+    time = _dt.time(seconds // 3600, seconds // 60 % 60, seconds % 60).isoformat()
+    return (time if date is None else f"{date.isoformat()}T{time}"), zone

@@ -5,8 +5,8 @@ UTC (`temporal.py`), so the value is the right instant in UTC; only its type is 
 FalkorDB has a single date-time type. Where the query itself says which one a returned column
 is, the proxy gives it back as Neo4j would: a RETURN item `datetime(...)`, or a parameter sent
 as a date-time in UTC (`RETURN $at`), directly or through WITH aliases, comes back zoned in
-UTC. A date-time read from the graph cannot say whether it was written by `datetime()` or
-`localdatetime()` and comes back local.
+UTC. A date-time read from the graph comes back as the kind its property key was written with
+(`extensions/temporal/kinds.py`).
 """
 
 from __future__ import annotations

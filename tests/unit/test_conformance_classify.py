@@ -177,3 +177,37 @@ def test_tally_counts_per_folder_lists_the_silent_wrong_and_checks_the_ceilings(
 def test_the_kept_ceilings_name_the_two_counted_classes():
     assert set(read_ceilings()) == {SILENT_WRONG, ACCEPTS_INVALID}
     assert all(isinstance(n, int) and n >= 0 for n in read_ceilings().values())
+
+
+class _RefusingTarget:
+    """A target that refuses CREATE and would answer any other query with no rows."""
+
+    def __init__(self):
+        self.ran = []
+
+    def clear(self):
+        pass
+
+    def run(self, query, params):
+        self.ran.append(query)
+        return Outcome(error="Neo.ClientError.Statement.UnsupportedOperationError: no") \
+            if query.startswith("CREATE") else Outcome(keys=("x",))
+
+
+def test_a_control_query_after_a_refused_write_is_loud_not_silent_wrong(tmp_path):
+    """Temporal4 [5]: the CREATE is refused, so the control query's empty answer says nothing."""
+    from conformance.differential import play
+    scenario = Scenario("[5] store", tmp_path / "T.feature", 1, checks=[
+        Check("CREATE ({x: 1})", Expected("empty", side_effects={"+nodes": 1})),
+        Check("MATCH (n) RETURN n.x AS x", _rows("1"), control=True)])
+    target = _RefusingTarget()
+    outcomes = play(target, scenario, {}, tmp_path)
+    assert target.ran == ["CREATE ({x: 1})"]
+    verdicts = [classify(check, outcome) for check, outcome in zip(scenario.checks, outcomes)]
+    assert [v.kind for v in verdicts] == [LOUD, LOUD]
+    assert verdicts[1].got == "query 1: Neo.ClientError.Statement.UnsupportedOperationError: no"
+    # a check the TCK expects to fail does not stop the scenario
+    scenario.checks[0].expected = Expected("error", error="TypeError", phase="runtime")
+    target.ran.clear()
+    assert classify(scenario.checks[1], play(target, scenario, {}, tmp_path)[1]).kind == SILENT_WRONG
+    assert len(target.ran) == 2

@@ -16,8 +16,14 @@ PLANNER = ExtensionPlanner(registry(), backend_kind="falkordb")
 
 
 def sent(query: str) -> str | None:
-    """The text the planner sends to FalkorDB, None when the query goes unchanged."""
+    """The text the planner sends to FalkorDB, None when the query goes unchanged. (A query on no
+    graph is answered in Python, extensions/temporal/query.py; its database path, taken when
+    Python does not compute it, is what a query on the graph gets.)"""
     plan = PLANNER.plan(query)
+    if plan is not None and plan.constant is not None:
+        plan = plan.constant[1]
+        if isinstance(plan, CypherError):
+            raise plan
     return None if plan is None else plan.body
 
 
