@@ -262,10 +262,7 @@ class ProjectionStore:
 
 
 async def _read_rows(graph: GraphContext, subgraph: Subgraph, node_id: str) -> Projection:
-    rows: list[list[Any]] = []
-    async for batch in graph.stream(subgraph.query(node_id), {}):
-        rows += batch
-        await asyncio.sleep(0)
+    rows = await graph.read_all(subgraph.query(node_id), {})
     return await asyncio.to_thread(build_projection, rows) if len(rows) > READ_BATCH else build_projection(rows)
 
 

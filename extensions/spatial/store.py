@@ -5,7 +5,7 @@ geometry is: a property key (`f.geometry` written in a query reads key 'geometry
 the node itself, whose geometry is the first present of its label's configured properties
 (`SpatialConfig`; by default location, geometry, wkt, geojson, lat/lon, latitude/longitude).
 
-Layers are read from the graph with `GraphContext.stream` (where the client's query runs, in
+Layers are read from the graph with `GraphContext.read_all` (where the client's query runs, in
 batches that leave the event loop free between them: a million points take seconds to decode)
 and cached under the graph's state token, which every write passing through the proxy changes:
 the next query after a write reloads the layers it uses, so it sees the new shapes. Inside a
@@ -187,23 +187,11 @@ class GeometryStore:
             match, params = "MATCH (n) WHERE id(n) IN $ids", {"ids": list(ids or ())}
         else:
             match, params = f"MATCH (n:{quote_name(label)})", {}
-        rows = await _rows(graph, f"{match} WITH n, {expr} AS g WHERE g IS NOT NULL RETURN id(n), g", params)
+        rows = await graph.read_all(f"{match} WITH n, {expr} AS g WHERE g IS NOT NULL RETURN id(n), g", params)
         name = (label or "node") + ("" if source == NODE else f".{source}")
         if len(rows) > _PARSE_INLINE:
             return await asyncio.to_thread(Layer.from_rows, name, rows)
         return Layer.from_rows(name, rows)
-
-
-async def _rows(graph: GraphContext, query: str, params: dict) -> list[list]:
-    """Every row, read in batches with the event loop free between them (a million points
-    take seconds to decode)."""
-    if graph.stream is None:
-        return await graph.read(query, params)
-    rows: list[list] = []
-    async for batch in graph.stream(query, params):
-        rows += batch
-        await asyncio.sleep(0)
-    return rows
 
 
 def lookup(layers: dict[tuple, Layer], refs: Sequence) -> np.ndarray:
