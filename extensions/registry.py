@@ -7,6 +7,8 @@ Evaluators know their own stores; they never see the wire or a concrete backend.
 
 from __future__ import annotations
 
+import asyncio
+
 from dataclasses import dataclass, field
 from enum import Enum
 from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
@@ -81,6 +83,17 @@ class GraphContext:
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
     stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
     kind: str | None = None
+
+    async def read_all(self, query: str, params: dict[str, Any]) -> list[list[Any]]:
+        """Every row, like `read`, but streamed in batches with the event loop free between them
+        (decoding a million rows takes seconds)."""
+        if self.stream is None:
+            return await self.read(query, params)
+        rows: list[list[Any]] = []
+        async for batch in self.stream(query, params):
+            rows += batch
+            await asyncio.sleep(0)
+        return rows
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,10 @@ geometry is: a property key (`f.geometry` written in a query reads key 'geometry
 the node itself, whose geometry is the first present of its label's configured properties
 (`SpatialConfig`; by default location, geometry, wkt, geojson, lat/lon, latitude/longitude).
 
-Layers are read from the graph with `GraphContext.read` (where the client's query runs) and
-cached under the graph's state token, which every write passing through the proxy changes: the
-next query after a write reloads the layers it uses, so it sees the new shapes. Inside a
+Layers are read from the graph with `GraphContext.read_all` (where the client's query runs, in
+batches that leave the event loop free between them: a million points take seconds to decode)
+and cached under the graph's state token, which every write passing through the proxy changes:
+the next query after a write reloads the layers it uses, so it sees the new shapes. Inside a
 transaction that wrote (state None) layers are read afresh and not cached. Nodes without a
 label are read by id, uncached.
 """
@@ -186,7 +187,7 @@ class GeometryStore:
             match, params = "MATCH (n) WHERE id(n) IN $ids", {"ids": list(ids or ())}
         else:
             match, params = f"MATCH (n:{quote_name(label)})", {}
-        rows = await graph.read(f"{match} WITH n, {expr} AS g WHERE g IS NOT NULL RETURN id(n), g", params)
+        rows = await graph.read_all(f"{match} WITH n, {expr} AS g WHERE g IS NOT NULL RETURN id(n), g", params)
         name = (label or "node") + ("" if source == NODE else f".{source}")
         if len(rows) > _PARSE_INLINE:
             return await asyncio.to_thread(Layer.from_rows, name, rows)

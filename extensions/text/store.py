@@ -12,8 +12,8 @@ their unit vectors as one matrix, and the BM25 postings. It is keyed by the grap
 (`GraphContext.state`), which changes on every write through the proxy: the next query then
 re-reads the label's texts (one query) and embeds only what changed. Inside a transaction
 that wrote (state None) the index is built from what that transaction sees and not kept.
-Reading happens on the event loop (it is a database query); hashing and embedding run in a
-worker thread, one build per key at a time.
+Reading happens on the event loop (it is a database query), in batches that leave it free
+between them; hashing and embedding run in a worker thread, one build per key at a time.
 
 Free texts (`text_score(n.description + ' ' + n.name, $q)`) and query texts are embedded per
 distinct text and kept in LRU caches (free texts keyed by their hash).
@@ -186,7 +186,7 @@ class TextStore:
             if state is not None and known is not None and known[0] == state:
                 return known[1]
             pattern = f"()-[n:{quote_name(label)}]->()" if relationship else f"(n:{quote_name(label)})"
-            rows = await graph.read(
+            rows = await graph.read_all(
                 f"MATCH {pattern} WHERE n.{quote_name(key)} IS NOT NULL RETURN id(n), n.{quote_name(key)}", {})
             keep = state is not None
             index = await asyncio.to_thread(self._build, graph.database, label, key, relationship, rows, keep)

@@ -20,9 +20,9 @@ def timeseries_describer(store: TimeseriesStore, names: list[str]) -> Describer:
     async def detail(graph: GraphContext, label: str, sample) -> list[str]:
         if not store.has(label):
             return []
-        series = await asyncio.to_thread(store.series, label)   # loads Parquet the first time
-        meta = series.meta
-        first, last = (_period(meta.resolution, p) for p in (series.tmin, series.tmax))
+        meta = await asyncio.to_thread(store.meta, label)
+        coverage = await asyncio.to_thread(store.coverage, label)       # Parquet statistics: no load
+        first, last = (_period(meta.resolution, p) for p in coverage)
         by_unit: dict[str, list[str]] = {}
         for channel in meta.channels:
             by_unit.setdefault(meta.units.get(channel, ""), []).append(channel)

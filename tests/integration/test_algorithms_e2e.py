@@ -266,6 +266,23 @@ def test_writes_through_the_proxy_invalidate_the_projection(clean_graph):
     assert [tuple(r) for r in refreshed] == [(0, 2.0), (1, 1.0), (2, 1.0)]
 
 
+def test_whole_graph_read_keeps_parallel_relationships_self_loops_and_id_holes(clean_graph):
+    """Every node (its ids taken as 0 .. n - 1 when none is a hole, read when one is), each of
+    several relationships between the same nodes and a self-loop counted."""
+    run = lambda query: [tuple(r) for r in clean_graph.execute_query(query).records]
+    run("UNWIND range(0, 4) AS i CREATE (:V {i: i})")
+    run("MATCH (a:V {i: 0}), (b:V {i: 1}), (c:V {i: 4}) "
+        "CREATE (a)-[:R]->(b), (a)-[:R]->(b), (a)-[:S]->(b), (b)-[:R]->(b), (c)-[:R]->(a)")
+    query = "CALL degree({direction: 'out'}) YIELD node, score RETURN node.i AS i, score ORDER BY i"
+    assert run(query) == [(0, 3.0), (1, 1.0), (2, 0.0), (3, 0.0), (4, 1.0)]
+    run("MATCH (n:V {i: 2}) DELETE n")
+    assert run(query) == [(0, 3.0), (1, 1.0), (3, 0.0), (4, 1.0)]
+    ranks = dict(run("CALL pagerank({}) YIELD node, score RETURN node.i, score"))
+    graph = nx.MultiDiGraph([(0, 1), (0, 1), (0, 1), (1, 1), (4, 0)])
+    graph.add_node(3)
+    assert_close(ranks, nx.pagerank(graph), 1e-5)
+
+
 def test_an_open_write_transaction_sees_its_own_writes(clean_graph):
     clean_graph.execute_query("CREATE (:T {i: 0})-[:R]->(:T {i: 1})")
     with clean_graph.session() as session, session.begin_transaction() as tx:

@@ -184,3 +184,17 @@ def test_canonical_key_links_numbers_and_strings():
     assert canonical_key(42) == canonical_key(42.0) == canonical_key("42") == canonical_key(np.int64(42)) == "42"
     assert canonical_key(None) is None and canonical_key(float("nan")) is None
     assert canonical_key(" A-1 ") == "A-1"
+
+
+@pytest.mark.parametrize("resolution, times", [("month", ["2019-11-01", "2021-02-01", "2020-06-01"]),
+                                               ("day", ["2020-02-29", "2020-01-01", "2024-12-31"])])
+def test_coverage_comes_from_the_file_statistics_without_loading(store, resolution, times):
+    data = pd.DataFrame({"key": [3, 1, 2], "time": times, "oil": [1.0, np.nan, 2.0]})
+    store.write("P", data, key_property="id", resolution=resolution)
+    fresh = TimeseriesStore(store.root)
+    with mock.patch("extensions.timeseries.store._load", side_effect=AssertionError("loaded")):
+        coverage = fresh.coverage("P")
+    series = fresh.series("P")
+    assert coverage == (series.tmin, series.tmax) == fresh.coverage("P")
+    with pytest.raises(KeyError):
+        fresh.coverage("Missing")
