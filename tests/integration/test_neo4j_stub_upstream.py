@@ -129,7 +129,7 @@ def failure(query: str, code: str, message: str, *, python: str = "pass", gql: d
     """A branch answering `query` with Neo4j's FAILURE (the pipelined PULL, if sent, is IGNORED),
     after running the Python line `python` in the stub. `gql`: the GQL status fields of Bolt
     5.7+, whose FAILURE names the code `neo4j_code`."""
-    metadata = {"code": code, "message": message} if gql is None else {"neo4j_code": code, "message": message, **gql}
+    metadata = _failure_metadata(code, message, gql)
     return f"""
         C: RUN "{query}" "*" "*"
         PY: {python}
@@ -139,6 +139,21 @@ def failure(query: str, code: str, message: str, *, python: str = "pass", gql: d
             S: IGNORED
         ?}}
 """
+
+
+def failure_on_pull(query: str, code: str, message: str, *, python: str = "pass") -> str:
+    """A branch running `query` and failing its PULL (as testkit's `retry_with_fail_after_pull`)."""
+    return f"""
+        C: RUN "{query}" "*" "*"
+        S: SUCCESS {{"fields": ["x"]}}
+        C: PULL "*"
+        PY: {python}
+        S: FAILURE {json.dumps(_failure_metadata(code, message, None))}
+"""
+
+
+def _failure_metadata(code: str, message: str, gql: dict | None) -> dict:
+    return {"code": code, "message": message} if gql is None else {"neo4j_code": code, "message": message, **gql}
 
 
 # --- processes ------------------------------------------------------------------------------
@@ -378,9 +393,13 @@ def cluster(tmp_path_factory):
     return {name: Stub(tmp) for name in ("router", "leader", "new_leader", "reader")}, tmp / "moved"
 
 
-def test_reads_go_to_readers_and_not_a_leader_makes_writes_follow_the_new_leader(cluster):
+@pytest.mark.parametrize("refusal", [failure, failure_on_pull], ids=["on-run", "on-pull"])
+def test_reads_go_to_readers_and_not_a_leader_makes_writes_follow_the_new_leader(cluster, refusal):
+    """The old leader refuses the write at RUN (testkit's `writer_tx_with_leader_switch_and_retry`)
+    or when its records are pulled (testkit's `retry_with_fail_after_pull`)."""
     stubs, moved = cluster
-    old_leader = failure(WHERE, *NOT_A_LEADER, python=f'open("{moved}", "w").close()')
+    moved.unlink(missing_ok=True)
+    old_leader = refusal(WHERE, *NOT_A_LEADER, python=f'open("{moved}", "w").close()')
     with stubs["router"].playing(router_script(stubs["leader"], stubs["new_leader"], stubs["reader"],
                                                stubs["router"], moved)), \
             stubs["reader"].playing(script(answer(WHERE, ['"reader"']))), \

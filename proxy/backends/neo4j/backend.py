@@ -20,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from proxy.backends.base import Backend, Summary, Transaction, TxConfig
 from proxy.backends.neo4j.client import Address, UpstreamConnection
-from proxy.backends.neo4j.errors import DATABASE_UNAVAILABLE, NOT_A_WRITER, UpstreamLost
+from proxy.backends.neo4j.errors import DATABASE_UNAVAILABLE, UpstreamLost
 from proxy.backends.neo4j.pool import Credentials, Pool
 from proxy.backends.neo4j.relay import FIRST_PULL, UpstreamResult
 from proxy.backends.neo4j.routing import Router
@@ -191,7 +191,7 @@ class Neo4jBackend(Backend):
         try:
             meta = await self.start_query(connection, query, params, request_extra(config, connection.version))
         except CypherError as error:
-            self._note_failure(error, connection, config)
+            self._note_failure(error, connection)
             await self.pool.release(connection)
             raise
         except BaseException:
@@ -221,7 +221,7 @@ class Neo4jBackend(Backend):
             await connection.flush()
             await connection.response()
         except CypherError as error:
-            self._note_failure(error, connection, config)
+            self._note_failure(error, connection)
             await self.pool.release(connection)
             raise
         except BaseException:
@@ -232,6 +232,7 @@ class Neo4jBackend(Backend):
     async def _acquire(self, config: TxConfig, credentials: Credentials, *,
                        check_login: bool = False) -> UpstreamConnection:
         connection = await self._connect(config, credentials, check_login)
+        connection.database = config.database
         if config.timeout:
             connection.deadline = asyncio.get_running_loop().time() + config.timeout + self._stall_grace
         return connection
@@ -252,12 +253,10 @@ class Neo4jBackend(Backend):
                 self._router.forget(address)
         raise AssertionError("unreachable")
 
-    def _note_failure(self, error: CypherError, connection: UpstreamConnection, config: TxConfig) -> None:
-        if self._router is None:
-            return
-        if error.code in NOT_A_WRITER:
-            self._router.forget_writer(connection.address, config.database)
-        elif isinstance(error, UpstreamLost):
+    def _note_failure(self, error: CypherError, connection: UpstreamConnection) -> None:
+        """A server lost at the start of a query leaves the routing tables (a writer refusing
+        writes left its table as the connection read the refusal)."""
+        if self._router is not None and isinstance(error, UpstreamLost):
             self._router.forget(connection.address)
 
     # ---- what the proxy asks the upstream itself ---------------------------------------------

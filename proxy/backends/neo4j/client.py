@@ -17,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import platform
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.backends.neo4j.errors import UpstreamLost, from_failure, unreachable
+from proxy.backends.neo4j.errors import NOT_A_WRITER, UpstreamLost, from_failure, unreachable
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import chunk
 from proxy.bolt.handshake import MAGIC, HandshakeError, encode_varint, read_varint
@@ -168,6 +169,10 @@ class UpstreamConnection:
         #: Event-loop time after which a silent server counts as lost (set per transaction).
         self.deadline: float | None = None
         self.server = ""
+        #: The database the connection's work is for (None: the home database), and whom to tell,
+        #: the moment the server answers that it takes no writes for it (before the client hears).
+        self.database: str | None = None
+        self.on_write_refused: Callable[[Address, str | None], None] | None = None
 
     # ---- setup ----------------------------------------------------------------------
 
@@ -335,7 +340,10 @@ class UpstreamConnection:
             return fields[0]
         if signature == m.FAILURE:
             self.failed = True
-            raise from_failure(fields[0] if fields and isinstance(fields[0], dict) else {})
+            error = from_failure(fields[0] if fields and isinstance(fields[0], dict) else {})
+            if error.code in NOT_A_WRITER and self.on_write_refused is not None:
+                self.on_write_refused(self.address, self.database)
+            raise error
         if signature == m.IGNORED:
             raise Ignored()
         raise self._break(f"unexpected message {m.name(signature)} from the server")

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import ssl
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,8 @@ class Pool:
         self._timeout = connect_timeout
         self._idle: OrderedDict[tuple, list[UpstreamConnection]] = OrderedDict()
         self._keys: dict[UpstreamConnection, tuple] = {}
+        #: Told when a server refuses writes (`UpstreamConnection.on_write_refused`): the router.
+        self.on_write_refused: Callable[[Address, str | None], None] | None = None
 
     async def acquire(self, address: Address, credentials: Credentials, encoding: str, *,
                       check_login: bool = False) -> UpstreamConnection:
@@ -71,6 +74,7 @@ class Pool:
             return connection
         connection = await connect(address, auth=credentials.token, encoding=encoding, ssl_context=self._ssl,
                                    routing=self._routing, timeout=self._timeout)
+        connection.on_write_refused = self.on_write_refused
         self._keys[connection] = key
         return connection
 

@@ -66,6 +66,7 @@ class Router:
         self._seed = seed
         self._context = context
         self._tables: dict[tuple, RoutingTable] = {}
+        pool.on_write_refused = self.forget_writer
 
     async def address(self, database: str | None, imp_user: str | None, mode: str, credentials: Credentials,
                       bookmarks: tuple[str, ...], encoding: str) -> Address:
@@ -86,6 +87,8 @@ class Router:
         self._pool.forget(address)
 
     def forget_writer(self, address: Address, database: str | None) -> None:
+        """`address` answered NotALeader / ForbiddenOnReadOnlyDatabase for `database`: out of its
+        writers, so the next write asks the router again (as the drivers' `on_write_failure`)."""
         for (name, _, _), table in self._tables.items():
             if name == database and address in table.writers:
                 table.writers.remove(address)
