@@ -23,7 +23,7 @@ from extensions.catalog import build_registry
 from extensions.describe import describe_text
 from extensions.registry import GraphContext
 from extensions.timeseries.store import TimeseriesStore, default_root
-from proxy.backends.base import TxConfig
+from core.backend import TxConfig
 from proxy.backends.falkordb import FalkorDBBackend
 from proxy.demo.loader import load_demo, load_tables
 from tests.harness import PASSWORD, USER, ProxyProcess

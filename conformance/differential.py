@@ -29,7 +29,7 @@ from conformance.tally import Tally, over_ceilings, read_ceilings, under_ceiling
 from conformance.tck import Scenario, read_tck
 from conformance.values import normalise, normalise_rows, rows_equal
 from proxy.backends.falkordb_guards import check_query
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 QUERY_TIMEOUT_S = 10.0
 SHOWN_DIFFERENCES = 60

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.errors import CypherError, syntax_error
+from core.errors import CypherError, syntax_error
 
 from .cypher import ast as A
 

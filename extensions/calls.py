@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import difflib
 
-from proxy.errors import argument_error, syntax_error
+from core.errors import argument_error, syntax_error
 
 from .cypher import ast as A
 from .plan import LocalCall

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from proxy.backends.base import ListResult, Result
-from proxy.errors import CypherError
+from core.backend import ListResult, Result
+from core.errors import CypherError
 
 from .cypher import ast as A
 from .cypher.parser import parse

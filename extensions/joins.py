@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from . import bind
 from .cypher import ast as A

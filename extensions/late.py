@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .cypher import ast as A
 from .cypher.render import name as quote

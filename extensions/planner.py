@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from proxy.backends.base import ListResult, Result, Summary
-from proxy.errors import CypherError, argument_error, database_error, syntax_error
-from proxy.values import Node, Relationship
+from core.backend import ListResult, Result, Summary
+from core.errors import CypherError, argument_error, database_error, syntax_error
+from core.values import Node, Relationship
 
 from . import bind, bridges, dialect, existence
 from .arguments import constant

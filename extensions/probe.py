@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from . import bind, late, reduce
 from .compat import apoc_maps

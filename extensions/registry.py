@@ -12,7 +12,7 @@ from enum import Enum
 from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 
 class ArgKind(Enum):

@@ -12,12 +12,12 @@ import socket
 import ssl
 import textwrap
 
-from proxy.backends.base import Backend, TxConfig
+from core.backend import Backend, TxConfig
 from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
-from proxy.errors import CypherError
+from core.errors import CypherError
 from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
 from proxy.mcp.settings import McpSettings, ResultLimits

@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Hashable
 from typing import Any, Protocol
 
-from proxy.backends.base import Backend, Result, Transaction, TxConfig
-from proxy.errors import CypherError
+from core.backend import Backend, Result, Transaction, TxConfig
+from core.errors import CypherError
 from proxy.logins import LoginGuard
 
 #: Queries longer than this are checked off the event loop (the check is linear, ~0.5 µs a char).

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from extensions.registry import GraphContext, Procedure, ValueColumn
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from . import kernels, paths
 from .parameters import (DAMPING, MAX_ITERATIONS, NORMALIZED, RESOLUTION, SAMPLE_SIZE, SEED, SUBGRAPH,

@@ -23,7 +23,7 @@ from typing import Any
 from neo4j.time import Duration
 
 from proxy.backends.falkordb_values import stored_duration
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proxy.backends.falkordb_params import to_expression
-from proxy.errors import CypherError, argument_error
+from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote

@@ -17,7 +17,7 @@ from extensions.cypher.render import name as quote
 from extensions.late import as_list, string, values_step, when
 from extensions.calls import yielded
 from extensions.registry import ProcedureRewrite
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .apoc_refactor import MERGE_NODES
 from .dbms import FALKORDB

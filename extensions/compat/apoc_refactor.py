@@ -19,7 +19,7 @@ from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
 from extensions.late import LateStep, reading_prefix, string, when
 from extensions.registry import ProcedureRewrite
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .dbms import FALKORDB
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from extensions.registry import GraphContext
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 #: FalkorDB's index fields and constraints (named constants, read through the client's runner).
 INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype, status "

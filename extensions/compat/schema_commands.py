@@ -19,8 +19,8 @@ from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
 from extensions.arguments import constant
 from extensions.registry import CommandHandler
-from proxy.backends.base import ListResult, Summary
-from proxy.errors import CypherError, argument_error
+from core.backend import ListResult, Summary
+from core.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
 from .schema_catalog import (CONSTRAINTS, Catalog, Definition, Entry, NameStore, await_indexes,

@@ -19,7 +19,7 @@ from extensions.cypher.render import name as quote
 from extensions.calls import yielded
 from extensions.plan import VirtualStep
 from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
-from proxy.errors import CypherError, argument_error
+from core.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
 from .lucene import matches, parse, translate

@@ -25,7 +25,7 @@ import shapely
 
 from extensions.cypher.render import name as quote_name
 from extensions.registry import GraphContext, JoinSide, PropertyRef
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .geometry import distances, search_boxes
 from .store import NODE, GeometryStore, Layer, lookup

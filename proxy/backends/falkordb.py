@@ -35,7 +35,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
-from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
 from proxy.backends.falkordb_errors import COMPILE_TIME, TIMED_OUT, error_from_reply
 from proxy.backends.falkordb_guards import check_query
 from proxy.backends.falkordb_guards import code_only as _code_only
@@ -48,7 +48,7 @@ from proxy.backends.falkordb_upkeep import CONSTRAINED_KEYS, CREATES, DELETES, s
 from proxy.backends.falkordb_values import (
     Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
 )
-from proxy.errors import CypherError, syntax_error, unauthorized, unavailable
+from core.errors import CypherError, syntax_error, unauthorized, unavailable
 
 log = logging.getLogger("proxy.falkordb")
 _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX

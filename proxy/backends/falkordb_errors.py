@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from proxy.errors import CypherError, database_error
+from core.errors import CypherError, database_error
 
 SYNTAX = "Neo.ClientError.Statement.SyntaxError"
 SEMANTIC = "Neo.ClientError.Statement.SemanticError"

@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from extensions.cypher.tokens import position
-from proxy.errors import CypherError, syntax_error
+from core.errors import CypherError, syntax_error
 
 MAX_QUERY_CHARS = 1_000_000
 #: Nesting levels: brackets, CASE and unary operators together, a bracket that iterates

@@ -47,7 +47,7 @@ from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 from proxy.backends.falkordb_relay import Relay
 from proxy.backends.falkordb_server import EmbeddedFalkorDB
 from proxy.backends.falkordb_upkeep import SINGLE_FIELD_INDEXES, SINGLE_FIELD_UNIQUE, rebuild_commands
-from proxy.errors import CypherError, unavailable
+from core.errors import CypherError, unavailable
 
 log = logging.getLogger("proxy.falkordb")
 

@@ -32,8 +32,8 @@ from neo4j.time import Date, DateTime, Duration, Time
 
 from extensions.cypher.tokens import string_value
 from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, stored_duration, to_literal
-from proxy.errors import CypherError
-from proxy.values import Point
+from core.errors import CypherError
+from core.values import Point
 
 _TOKEN = re.compile(r"\$\s*(?:`([^`]*)`|(\w+))")
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -17,7 +17,7 @@ from typing import Any
 import hiredis
 
 from proxy.backends.falkordb_errors import error_from_reply
-from proxy.errors import database_error
+from core.errors import database_error
 
 _READ_SIZE = 1 << 16
 #: Longest reply line kept (an error line echoes the query, which the guards cap at 1M chars).

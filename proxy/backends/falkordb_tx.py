@@ -22,9 +22,9 @@ import enum
 import time
 from typing import TYPE_CHECKING, Any
 
-from proxy.backends.base import Result, Transaction, TxConfig
+from core.backend import Result, Transaction, TxConfig
 from proxy.backends.falkordb_errors import TIMED_OUT
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 if TYPE_CHECKING:
     from proxy.backends.falkordb import FalkorDBBackend, _Graph

@@ -7,7 +7,7 @@ all fail), so temporal, point and NaN parameters go into the query text instead
 so other characters travel as raw UTF-8; NUL cannot travel at all.
 
 Inbound: the `--compact` reply (`[type, value]` cells, labels / types / property keys as schema
-ids) becomes `proxy.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits.
+ids) becomes `core.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits.
 Temporals arrive as whole epoch seconds (sub-second precision is lost by the server); local
 date-times are returned naive (the falkordb client wrongly makes them UTC-aware). Also here:
 statistics lines and EXPLAIN/PROFILE plans (server errors: `falkordb_errors`).
@@ -27,8 +27,8 @@ import orjson
 from neo4j.time import Date, DateTime, Duration, Time
 
 from proxy.backends.falkordb_guards import check_map_size
-from proxy.errors import CypherError
-from proxy.values import Node, Path, Relationship, WGS84Point
+from core.errors import CypherError
+from core.values import Node, Path, Relationship, WGS84Point
 
 TYPE_ERROR = "Neo.ClientError.Statement.TypeError"
 

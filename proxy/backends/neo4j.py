@@ -41,8 +41,8 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 
-from proxy import values
-from proxy.backends.base import (
+from core import values
+from core.backend import (
     STAT_KEYS,
     Backend,
     Result,
@@ -50,7 +50,7 @@ from proxy.backends.base import (
     Transaction,
     TxConfig,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 log = logging.getLogger(__name__)
 

@@ -22,11 +22,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.backends.base import Result
+from core.backend import Result
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import MessageTooLarge, chunk, read_message, skip_message
+from proxy.bolt.failures import failure_metadata
 from proxy.bolt.limits import BoltLimits, query_size, too_large
-from proxy.errors import CypherError, database_error, protocol_error
+from core.errors import CypherError, database_error, protocol_error
 from proxy.packstream import Packer, PackStreamError, unpack_message
 from proxy.session import Session
 
@@ -328,7 +329,7 @@ class BoltConnection:
 
     def _fail(self, error: CypherError) -> None:
         self._state = State.FAILED        # open results stay until the RESET that must follow
-        self._send(m.FAILURE, error.failure_metadata(self._version))
+        self._send(m.FAILURE, failure_metadata(error, self._version))
 
     # ---- connection setup ------------------------------------------------------------
 

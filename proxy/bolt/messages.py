@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.backends.base import Summary, TxConfig
-from proxy.errors import protocol_error
+from core.backend import Summary, TxConfig
+from core.errors import protocol_error
 
 # Requests
 HELLO, GOODBYE, RESET = 0x01, 0x02, 0x0F

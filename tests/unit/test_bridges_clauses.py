@@ -13,7 +13,7 @@ from extensions.bridges.limits import MAX_COUNT
 from extensions.cypher.parser import parse
 from extensions.planner import ExtensionPlanner
 from extensions.registry import Registry
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from extensions.existence import with_checks
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 TITLE = ("ticket_title", "NODE", "Ticket", "title")
 YEAR = ("since_year", "RELATIONSHIP", "SINCE", "year")

@@ -13,7 +13,7 @@ from proxy.backends.falkordb_guards import (
     MAX_CLAUSES, MAX_MAP_ENTRIES, MAX_NESTING, MAX_OPERATORS, MAX_QUERY_CHARS, MAX_RANGE,
     MAX_READING_PARTS, MAX_UNDIRECTED_HOPS, check_map_size, check_query, code_only,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 def refused(query: str, params: dict | None = None) -> str | None:

@@ -14,7 +14,7 @@ from proxy.backends.falkordb_params import (
     needs_expression,
     to_expression,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 DAY = Date(2024, 1, 1)
 

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from proxy.backends.falkordb import TIMEOUT_GRACE, read_within
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 class _SlowStream:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extensions.bridges.java_regex import InvalidRegex, Untranslatable, translate
-from proxy.backends.base import TxConfig
+from core.backend import TxConfig
 from proxy.backends.falkordb import FalkorDBBackend
 
 REPO = Path(__file__).resolve().parents[2]

@@ -31,8 +31,9 @@ from proxy.backends.neo4j import (
     to_proxy_value,
     to_summary,
 )
-from proxy.errors import CypherError
-from proxy.values import Node, Path, Relationship
+from core.errors import CypherError
+from core.values import Node, Path, Relationship
+from proxy.bolt.failures import failure_metadata
 
 URI = "bolt://upstream.example:7687"
 
@@ -150,7 +151,7 @@ def test_error_keeps_upstream_gql_status():
         diagnostic_record={"_classification": "CLIENT_ERROR"})
     converted = to_cypher_error(error, URI)
     assert converted.gql_status == "42I06"
-    assert converted.failure_metadata((5, 7))["description"] == (
+    assert failure_metadata(converted, (5, 7))["description"] == (
         "error: syntax error or access rule violation - invalid input. Invalid input 'X'")
 
 

@@ -11,7 +11,7 @@ from tests.harness import TCK_DIR, TCK_MISSING
 from extensions.cypher import semantics
 from extensions.cypher.parser import parse
 from extensions.planner import ExtensionPlanner
-from proxy.errors import CypherError
+from core.errors import CypherError
 from tests.unit.test_planner_support import registry
 
 

@@ -15,8 +15,8 @@ from extensions.planner import ExtensionPlanner
 from extensions.plan import ProbeStep
 from extensions.registry import Registry
 from extensions.spatial import GeometryStore, spatial_extensions
-from proxy.backends.base import TxConfig
-from proxy.errors import CypherError
+from core.backend import TxConfig
+from core.errors import CypherError
 from proxy.session import AutoCommitRunner, TransactionRunner
 from tests.unit.test_planner_support import rows
 

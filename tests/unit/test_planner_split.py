@@ -18,7 +18,7 @@ from extensions.bind import Lookup
 from extensions.planner import ExtensionPlanner
 from extensions.probe_cache import ProbeCache, estimate_bytes
 from extensions.registry import ArgKind, Extension, Registry
-from proxy.backends.base import ListResult, Summary
+from core.backend import ListResult, Summary
 from tests.unit.test_planner_bind import read
 
 QUERY = ("MATCH (p:P) UNWIND $years AS y UNWIND $months AS m "

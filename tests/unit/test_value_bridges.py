@@ -9,7 +9,7 @@ import pytest
 
 from extensions.bridges import durations
 from extensions.planner import ExtensionPlanner
-from proxy.errors import CypherError
+from core.errors import CypherError
 from tests.unit.test_planner_support import registry
 
 PLANNER = ExtensionPlanner(registry(), backend_kind="falkordb")

@@ -24,9 +24,9 @@ from typing import Any
 from neo4j.spatial import Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.errors import CypherError
-from proxy.http import iso
-from proxy.values import Node, Path, Relationship
+from core.errors import CypherError
+from proxy import iso
+from core.values import Node, Path, Relationship
 
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 

@@ -14,7 +14,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 STAT_KEYS = (
     "nodes-created", "nodes-deleted", "relationships-created", "relationships-deleted",

@@ -15,7 +15,7 @@ import pytz
 from neo4j.spatial import CartesianPoint, Point, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.values import zone_id
+from core.values import zone_id
 
 _SRID_CLASSES = {7203: (CartesianPoint, 2), 9157: (CartesianPoint, 3),
                  4326: (WGS84Point, 2), 4979: (WGS84Point, 3)}

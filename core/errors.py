@@ -1,7 +1,8 @@
-"""Neo4j-style errors: one exception type carrying a status code, shaped into FAILURE metadata.
+"""Neo4j-style errors: one exception type carrying a status code and its GQLSTATUS.
 
 Every error a client sees goes through `CypherError`, so the Bolt and HTTP front ends
-report the same code and message for the same problem.
+report the same code and message for the same problem; each wire shapes it
+(`proxy/bolt/failures.py`: FAILURE metadata per Bolt version).
 """
 
 from __future__ import annotations
@@ -48,27 +49,8 @@ class CypherError(Exception):
         parts = self.code.split(".")
         return parts[1] if len(parts) > 1 else "DatabaseError"
 
-    def failure_metadata(self, bolt_version: tuple[int, int]) -> dict:
-        """FAILURE metadata in the shape the negotiated Bolt version expects."""
-        if bolt_version < (5, 7):
-            return {"code": self.code, "message": self.message}
-        return {
-            "neo4j_code": self.code,
-            "message": self.message,
-            "gql_status": self.gql_status,
-            "description": f"{self.description}. {self.message}",
-            "diagnostic_record": {
-                "OPERATION": "", "OPERATION_CODE": "0", "CURRENT_SCHEMA": "/",
-                "_classification": _GQL_CLASSIFICATION.get(self.classification, "CLIENT_ERROR"),
-            },
-        }
-
     def __repr__(self) -> str:
         return f"CypherError({self.code!r}, {self.message!r})"
-
-
-_GQL_CLASSIFICATION = {"ClientError": "CLIENT_ERROR", "TransientError": "TRANSIENT_ERROR",
-                       "DatabaseError": "DATABASE_ERROR"}
 
 
 def syntax_error(message: str) -> CypherError:
