@@ -19,7 +19,7 @@ from pathlib import Path
 
 import neo4j
 
-from extensions.catalog import build_registry
+from extensions.planner.catalog import build_registry
 from extensions.describe import describe_text
 from extensions.registry import GraphContext
 from extensions.timeseries.store import TimeseriesStore, default_root

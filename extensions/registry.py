@@ -85,7 +85,7 @@ class GraphContext:
 
 @dataclass(frozen=True, slots=True)
 class JoinSide:
-    """One side of an index join at run time (planned by extensions/joins.py).
+    """One side of an index join at run time (planned by extensions/planner/joins.py).
 
     `refs` are its candidate nodes (`NodeRef`, or `PropertyRef` when the argument is `n.key`),
     or None when the side is every node of `label`, which the evaluator reads from its own index.

@@ -42,10 +42,10 @@ def create_planner(config: Config, backend: Backend) -> Planner:
 
     Built after the demo load / on start, so it sees the timeseries labels present then.
     """
-    from extensions.catalog import build_registry
+    from extensions.planner.catalog import build_registry
     from extensions.compat import name_store
-    from extensions.planner import ExtensionPlanner
-    from extensions.probe_cache import ProbeCache
+    from extensions.planner.planner import ExtensionPlanner
+    from extensions.planner.probe_cache import ProbeCache
     cache = None
     if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)

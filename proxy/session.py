@@ -37,7 +37,7 @@ class Runner(Protocol):
 
 
 class Planner(Protocol):
-    """Turns one client query into backend queries (see `extensions/planner.py`)."""
+    """Turns one client query into backend queries (see `extensions/planner/planner.py`)."""
 
     async def execute(self, query: str, params: dict[str, Any], runner: Runner) -> Result: ...
 

@@ -23,7 +23,7 @@ from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote
-from ..late import LateStep, reading_prefix, string
+from ..planner.late import LateStep, reading_prefix, string
 from .apoc_functions import cypher_type
 
 _ENTITY = "keys(CASE WHEN typeOf({x}) IN ['Map', 'Node', 'Edge'] THEN {x} ELSE {{}} END)"

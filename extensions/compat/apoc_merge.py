@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.late import as_list, string, values_step, when
-from extensions.calls import yielded
+from extensions.planner.late import as_list, string, values_step, when
+from extensions.planner.calls import yielded
 from extensions.registry import ProcedureRewrite
 from core.errors import argument_error
 

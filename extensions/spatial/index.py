@@ -1,4 +1,4 @@
-"""Index answers for joins on the spatial functions (the planning is extensions/joins.py's).
+"""Index answers for joins on the spatial functions (the planning is extensions/planner/joins.py's).
 
 Each side of a join is a set of nodes: every node of a label (a cached store layer and its
 STRtree) or the candidates a probe found (geometries looked up in the layers; an STRtree is

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from core.errors import CypherError
 from tests.unit.test_planner_support import RecordingRunner, registry, rows
 

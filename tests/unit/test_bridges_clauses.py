@@ -11,7 +11,7 @@ from extensions import bridges
 from extensions.bridges import constants
 from extensions.bridges.limits import MAX_COUNT
 from extensions.cypher.parser import parse
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import Registry
 from core.errors import CypherError
 

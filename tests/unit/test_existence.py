@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.existence import with_checks
+from extensions.planner.existence import with_checks
 from core.errors import CypherError
 
 TITLE = ("ticket_title", "NODE", "Ticket", "title")

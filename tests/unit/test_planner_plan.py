@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from core.backend import TxConfig
 from proxy.demo import SEED_QUERY as SEED
 from core.errors import CypherError

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 
 from extensions.bridges import durations
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from core.errors import CypherError
 from tests.unit.test_planner_support import registry
 

@@ -16,9 +16,9 @@ from typing import Any, Callable
 
 from core.errors import argument_error
 
-from .cypher import ast as A
-from .cypher.render import name as quote
-from .dialect import SET_VECTOR_PROCEDURES
+from ..cypher import ast as A
+from ..cypher.render import name as quote
+from ..dialect import SET_VECTOR_PROCEDURES
 
 _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.errors import CypherError, syntax_error
 
-from .cypher import ast as A
+from ..cypher import ast as A
 
 
 #: Conversions allowed around constants (`OPTIONS {indexConfig: {dims: toInteger($d)}}`).

@@ -10,7 +10,7 @@ from extensions.compat import compat_procedures, name_store
 from extensions.compat.apoc_merge import merge_rewrites
 from extensions.compat.schema_commands import SchemaCommands
 from extensions.compat.vector import search_rewrites
-from extensions.db_ping import DB_PING
+from extensions.compat.db_ping import DB_PING
 from extensions.describe import describe_procedure
 from extensions.registry import Registry
 from extensions.spatial import GeometryStore, SpatialConfig, spatial_extensions

@@ -17,15 +17,15 @@ from typing import Any
 from core.errors import argument_error
 
 from . import bind, late, reduce
-from .compat import apoc_maps
-from .cypher import ast as A
-from .cypher.semantics import AGGREGATES
-from .cypher.render import name as quote_name
-from .cypher.splice import outermost, splice as splice_text
-from .cypher.tokens import IDENT, tokenize
+from ..compat import apoc_maps
+from ..cypher import ast as A
+from ..cypher.semantics import AGGREGATES
+from ..cypher.render import name as quote_name
+from ..cypher.splice import outermost, splice as splice_text
+from ..cypher.tokens import IDENT, tokenize
 from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure, yielded
 from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep, seek_param
-from .registry import ArgKind, Registry
+from ..registry import ArgKind, Registry
 from .split import split_probe
 
 Edit = tuple[int, int, str]
@@ -136,7 +136,7 @@ class PartPlanner:
     # -- entry point
 
     def plan(self, joins=None) -> None:
-        """Plan every extension call of the part. `joins` (extensions/joins.py) claims the calls
+        """Plan every extension call of the part. `joins` (extensions/planner/joins.py) claims the calls
         it answers from an index and plans its steps, in dependency order with the probes."""
         calls = self.extension_calls()
         for call, clause_index, ancestors in calls:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .cypher.render import name as quote_name
+from ..cypher.render import name as quote_name
 
 
 @dataclass(frozen=True)

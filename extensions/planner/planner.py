@@ -32,18 +32,19 @@ from core.backend import ListResult, Result, Summary
 from core.errors import CypherError, argument_error, database_error, syntax_error
 from core.values import Node, Relationship
 
-from . import bind, bridges, dialect, existence
+from .. import bridges, dialect
+from . import bind, existence
 from .arguments import constant
 from .late import LateStep
-from .cypher import ast as A
-from .cypher import semantics
-from .cypher.parser import parse
+from ..cypher import ast as A
+from ..cypher import semantics
+from ..cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
+from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
 
 _CACHE_SIZE = 2048

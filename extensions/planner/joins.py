@@ -36,11 +36,11 @@ from typing import Any
 from core.errors import argument_error
 
 from . import bind
-from .cypher import ast as A
-from .cypher.render import name as quote_name
-from .bridges.uniqueness import fresh_names
+from ..cypher import ast as A
+from ..cypher.render import name as quote_name
+from ..bridges.uniqueness import fresh_names
 from .probe import PartPlanner, _variables, _writes, aggregates, splice
-from .registry import Extension, GraphContext, JoinSide, NodeRef, PropertyRef
+from ..registry import Extension, GraphContext, JoinSide, NodeRef, PropertyRef
 
 
 @dataclass(frozen=True)

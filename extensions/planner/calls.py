@@ -7,9 +7,9 @@ import difflib
 
 from core.errors import argument_error, syntax_error
 
-from .cypher import ast as A
+from ..cypher import ast as A
 from .plan import LocalCall
-from .registry import Procedure, Registry, VirtualProcedure
+from ..registry import Procedure, Registry, VirtualProcedure
 
 
 def scalar_values(procedure: Procedure) -> bool:

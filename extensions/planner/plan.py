@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import bind
-from .registry import Extension, Procedure, VirtualProcedure
+from ..registry import Extension, Procedure, VirtualProcedure
 
 _STEP_TOKENS = itertools.count()
 

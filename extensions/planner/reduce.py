@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from .arguments import constant
-from .cypher import ast as A
+from ..cypher import ast as A
 
 _FLIPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "="}
 _COMPARE = {"<": operator.lt, ">": operator.gt, "<=": operator.le, ">=": operator.ge, "=": operator.eq}

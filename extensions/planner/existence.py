@@ -32,10 +32,10 @@ from typing import Any
 from core.backend import ListResult, Result
 from core.errors import CypherError
 
-from .cypher import ast as A
-from .cypher.parser import parse
-from .cypher.render import name as quote
-from .cypher.splice import splice
+from ..cypher import ast as A
+from ..cypher.parser import parse
+from ..cypher.render import name as quote
+from ..cypher.splice import splice
 
 #: (constraint name, entity 'NODE'|'RELATIONSHIP', label or type, property)
 Constraint = tuple[str, str, str, str]
