@@ -24,7 +24,7 @@ from extensions.describe import describe_text
 from extensions.registry import GraphContext
 from extensions.timeseries.store import TimeseriesStore, default_root
 from core.backend import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
+from proxy.backends.falkordb.backend import FalkorDBBackend
 from proxy.demo.loader import load_demo, load_tables
 from tests.harness import PASSWORD, USER, ProxyProcess
 from tests.synthetic_graph import synthetic_graph, timeseries_frame

@@ -30,7 +30,7 @@ def create_backend(config: Config) -> Backend:
     if config.backend == "neo4j":
         from proxy.backends.neo4j import Neo4jBackend
         return Neo4jBackend(config.upstream)
-    from proxy.backends.falkordb import FalkorDBBackend
+    from proxy.backends.falkordb.backend import FalkorDBBackend
     return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password,
                            idle_timeout=config.tx_idle_timeout or None, query_timeout=config.query_timeout,
                            max_unread_result=config.max_unread_result,

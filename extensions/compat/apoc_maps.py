@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.backends.falkordb_params import to_expression
+from proxy.backends.falkordb.params import to_expression
 from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A

@@ -13,8 +13,8 @@ from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration, Time
 
 from core.backend import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.backends.falkordb_server import EmbeddedFalkorDB
+from proxy.backends.falkordb.backend import FalkorDBBackend
+from proxy.backends.falkordb.server import EmbeddedFalkorDB
 from core.errors import CypherError
 from core.values import Node, Path, Relationship, WGS84Point
 

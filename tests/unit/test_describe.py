@@ -17,7 +17,7 @@ from extensions.describe.describe import _types_argument
 from extensions.describe.stats import VALUE_LIST_MAX, graph_stats, kind_of, type_stats
 from extensions.registry import ArgKind, Describer, Extension, GraphContext, Registry
 from core.backend import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
+from proxy.backends.falkordb.backend import FalkorDBBackend
 from proxy.demo.loader import load_tables
 from core.errors import CypherError
 from core.values import WGS84Point

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from proxy.backends.falkordb import TIMEOUT_GRACE, read_within
+from proxy.backends.falkordb.backend import TIMEOUT_GRACE, read_within
 from core.errors import CypherError
 
 

@@ -3,7 +3,7 @@
 import pytest
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.falkordb_values import (
+from proxy.backends.falkordb.values import (
     Schema,
     SchemaMiss,
     decode,

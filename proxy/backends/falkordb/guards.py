@@ -56,7 +56,7 @@ INT64_MAX = 2**63 - 1
 _LONG_QUERY_CHARS = 65_536
 
 #: One lexeme per match (None for trailing whitespace), for every scan of a query's text here and
-#: in falkordb_upkeep.py.
+#: in falkordb/upkeep.py.
 TOKENS = re.compile(r"""           # possessive whitespace and an optional token: never backtracks
     \s*+(?:
       (?P<string>'[^'\\]*+(?:\\.[^'\\]*+)*+'?|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|`[^`]*+`?)

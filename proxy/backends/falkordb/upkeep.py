@@ -17,7 +17,7 @@ import re
 import secrets
 from typing import Any, Iterable, Iterator
 
-from proxy.backends.falkordb_guards import TOKENS
+from proxy.backends.falkordb.guards import TOKENS
 
 #: Statements that may delete nodes, and ones that may create them (growing the node table).
 DELETES = re.compile(r"(?<![\w.$`])DELETE(?![\w`])", re.I)
@@ -75,7 +75,7 @@ def written_names(text: str, params: dict[str, Any] | None) -> set[str] | None:
 
 
 def _lexemes(text: str) -> Iterator[tuple[str, str]]:
-    """(kind, text) of each lexeme that matters here (`falkordb_guards.TOKENS`): a string, a
+    """(kind, text) of each lexeme that matters here (`falkordb.guards.TOKENS`): a string, a
     quoted name (its text, without backticks), a word, or a mark (any other symbol)."""
     for match in TOKENS.finditer(text):
         kind = match.lastgroup

@@ -31,7 +31,7 @@ from typing import Any
 from neo4j.time import Date, DateTime, Duration, Time
 
 from extensions.cypher.tokens import string_value
-from proxy.backends.falkordb_values import finite_numbers, param_error, quote_name, stored_duration, to_literal
+from proxy.backends.falkordb.values import finite_numbers, param_error, quote_name, stored_duration, to_literal
 from core.errors import CypherError
 from core.values import Point
 

@@ -1,11 +1,11 @@
 """The embedded FalkorDB backend: launches the servers, speaks RESP on their Unix sockets.
 
 Talks raw `redis.asyncio` (hiredis) rather than the `falkordb` client: the proxy serialises
-parameters and converts values itself (`falkordb_values`), and decoding the compact reply
+parameters and converts values itself (`falkordb.values`), and decoding the compact reply
 directly is several times faster than the client's per-cell coroutines.
 
 FalkorDB has no multi-statement transactions. The proxy provides them with a primary and a
-held replica (`falkordb_pair.py`, `falkordb_tx.py`): a write transaction holds the replica at
+held replica (`falkordb/pair.py`, `falkordb/tx.py`): a write transaction holds the replica at
 the committed state; COMMIT releases it, ROLLBACK promotes it. Every write (auto-commit or in a
 transaction) takes one writer lock, so a rollback never erases another client's write. A
 write still running past its timeout is undone the same way (`_bounded_write`): FalkorDB
@@ -29,26 +29,23 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.asyncio.connection import UnixDomainSocketConnection
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
 from redis.exceptions import RedisError, ResponseError
 
 from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
-from proxy.backends.falkordb_errors import COMPILE_TIME, TIMED_OUT, error_from_reply
-from proxy.backends.falkordb_guards import check_query
-from proxy.backends.falkordb_guards import code_only as _code_only
-from proxy.backends.falkordb_pair import ServerPair, name_tables
-from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.backends.falkordb_stream import ReplyCut, ReplyStream
-from proxy.backends.falkordb_params import inline_params, lift_long_strings, placeholders
-from proxy.backends.falkordb_tx import FalkorDBTransaction, WriteAborted
-from proxy.backends.falkordb_upkeep import CONSTRAINED_KEYS, CREATES, DELETES, sweep_query, touch_query, written_names
-from proxy.backends.falkordb_values import (
-    Schema, SchemaMiss, decode, decode_row, encode_params, parse_plan, parse_stats, plan_query_type,
+from proxy.backends.falkordb.endpoint import Endpoint
+from proxy.backends.falkordb.errors import COMPILE_TIME, TIMED_OUT
+from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
+from proxy.backends.falkordb.guards import check_query
+from proxy.backends.falkordb.pair import ServerPair, name_tables
+from proxy.backends.falkordb.statement import Statement
+from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
+from proxy.backends.falkordb.params import lift_long_strings
+from proxy.backends.falkordb.tx import FalkorDBTransaction, WriteAborted
+from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, sweep_query, touch_query
+from proxy.backends.falkordb.values import (
+    Schema, SchemaMiss, decode, decode_row, parse_plan, parse_stats, plan_query_type,
 )
-from core.errors import CypherError, syntax_error, unauthorized, unavailable
+from core.errors import CypherError, unauthorized, unavailable
 
 log = logging.getLogger("proxy.falkordb")
 _MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
@@ -59,152 +56,8 @@ TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query
 CRASH_LIMIT = 2                        # crashes of the database after which a statement is refused
 _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
-SYSTEM_KEY = "__cypher_proxy_system__"   # the empty graph statements on database `system` run on
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
-
-_WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
-_SCHEMA = re.compile(r"(?<![\w.$])(?:INDEX|CONSTRAINT|CALL\s+db\.idx\.)(?!\w)", re.I)
-_PREFIX = re.compile(r"\s*(EXPLAIN|PROFILE)(?!\w)", re.I)
-
-
-class _Statement:
-    """One client query, analysed once: command, text to send and whether it may write.
-
-    `may_write` is the text scan's guess; reads go as GRAPH.RO_QUERY, so FalkorDB itself
-    refuses a write the scan missed (`as_write` then re-sends it as one). PROFILE executes the
-    query and has no read-only form, so it always counts as a write.
-    """
-
-    def __init__(self, query: str, params: dict[str, Any] | None, mode: str):
-        lifted = lift_long_strings(query, params)
-        query, params = lifted.query, lifted.params
-        check_query(query, params)                # what FalkorDB will read: long strings lifted
-        code = _code_only(query)
-        end = len(code.rstrip())
-        if end and code[end - 1] == ";":          # `RETURN 1; ` / `RETURN 1; // done`: one statement (Neo4j)
-            query, code = query[:end - 1], code[:end - 1]
-        prefix = _PREFIX.match(code)
-        self.body = query
-        command = "QUERY"
-        if prefix:
-            command = prefix.group(1).upper()
-            self.body = query[prefix.end():]
-            code = code[prefix.end():]
-        if command == "EXPLAIN":                  # Neo4j plans without values (mcp-neo4j-cypher relies on it)
-            params = {**placeholders(self.body, code), **(params or {})}
-        inlined = inline_params(self.body, code, params)
-        if inlined.renames:
-            self.body = inlined.query
-            try:
-                check_query(self.body)
-            except CypherError as exc:
-                raise syntax_error(f"{exc.message} (FalkorDB takes temporal, point and NaN parameters "
-                                   "only as expressions in the query text, so they count here: send "
-                                   "large ones as ISO 8601 strings and convert in the query, e.g. "
-                                   "date(r.on).)") from None
-        self.column = lambda key: lifted.column(inlined.column(key))
-        self.text = encode_params(inlined.params) + self.body
-        try:
-            self.text.encode()
-        except UnicodeEncodeError as exc:
-            raise CypherError("Neo.ClientError.Statement.TypeError",
-                              f"The query or its parameters contain {exc.object[exc.start]!r}, which is "
-                              "not valid Unicode text (a lone surrogate).") from None
-        self.schema = bool(_SCHEMA.search(code))
-        self.may_write = command == "PROFILE" or (command == "QUERY" and mode != "r" and bool(_WRITE.search(code)))
-        self.command = "GRAPH.RO_QUERY" if command == "QUERY" and not self.may_write else f"GRAPH.{command}"
-        self.deletes, self.creates = bool(DELETES.search(code)), bool(CREATES.search(code))
-        self.params = inlined.params
-
-    def names(self) -> set[str] | None:
-        """The names this statement may add to the graph (`falkordb_upkeep.written_names`)."""
-        return written_names(self.body, self.params)
-
-    def as_write(self) -> "_Statement":
-        """The same statement, sent as a write (FalkorDB refused it as a read)."""
-        clone = object.__new__(_Statement)
-        clone.__dict__.update(self.__dict__, may_write=True, command="GRAPH.QUERY")
-        return clone
-
-
-class _Graph:
-    """Per-graph state: the graph key and the id -> name schema cache.
-
-    Database `system` has no graph: its statements (the SHOW commands and procedures the proxy
-    answers, bound into Cypher that reads no graph) run read-only on an empty graph key."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.schema = Schema()
-        self.system = name.lower() == "system"
-        self.key = SYSTEM_KEY if self.system else name
-        #: Nodes may have been created since every label's matrix last grew (falkordb_upkeep.py).
-        self.labels_may_lag = True
-        #: The labels, types and property keys the primary had when last read (None: unknown).
-        self.names: set[str] | None = None
-
-
-class _Endpoint:
-    """Connections to one server: a redis client for commands, idle reply streams for queries."""
-
-    def __init__(self, server: EmbeddedFalkorDB, max_connections: int):
-        self.server = server
-        self.max_connections = max_connections
-        pool = aioredis.BlockingConnectionPool(
-            connection_class=UnixDomainSocketConnection, path=str(server.socket_path),
-            password=server.password, max_connections=max_connections, timeout=None,
-            socket_timeout=None,             # FalkorDB enforces query timeouts itself
-            retry=Retry(NoBackoff(), 0))     # never re-send: a retried CREATE would run twice
-        self.client = aioredis.Redis(connection_pool=pool)
-        self.idle: list[ReplyStream] = []
-        self._pid = server.pid
-
-    async def _drop_stale(self) -> None:
-        """Forget connections to an earlier process of the server (a rollback or an aborted
-        write restarts the old primary as a new process)."""
-        if self.server.pid != self._pid:
-            self._pid = self.server.pid
-            await self.reset()
-
-    async def call(self, *args: Any) -> Any:
-        """One RESP command; every failure becomes a `CypherError`."""
-        await self._drop_stale()
-        try:
-            reply = await self.client.execute_command(*args)
-        except ResponseError as exc:
-            raise error_from_reply(str(exc)) from None
-        except (RedisError, OSError) as exc:
-            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
-        if isinstance(reply, list) and reply and isinstance(reply[-1], ResponseError):
-            raise error_from_reply(str(reply[-1]))
-        return reply
-
-    async def stream(self) -> ReplyStream:
-        await self._drop_stale()
-        if self.idle:
-            return self.idle.pop()
-        try:
-            return await ReplyStream.connect(str(self.server.socket_path), self.server.password)
-        except (OSError, CypherError) as exc:
-            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
-
-    async def release(self, stream: ReplyStream) -> None:
-        if stream.idle and len(self.idle) < self.max_connections:
-            self.idle.append(stream)
-        else:
-            await stream.close()
-
-    async def reset(self) -> None:
-        """Forget every connection (the server restarted or changed role)."""
-        idle, self.idle = self.idle, []
-        for stream in idle:
-            await stream.close()
-        await self.client.connection_pool.disconnect()
-
-    async def close(self) -> None:
-        await self.reset()
-        await self.client.aclose(close_connection_pool=True)
 
 
 class FalkorDBResult(Result):
@@ -215,8 +68,8 @@ class FalkorDBResult(Result):
     of reading the rest; a writing one is read to the end for its counters.
     """
 
-    def __init__(self, backend: FalkorDBBackend, graph: _Graph, statement: _Statement, keys: list[str],
-                 endpoint: _Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None,
+    def __init__(self, backend: FalkorDBBackend, graph: Graph, statement: Statement, keys: list[str],
+                 endpoint: Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None,
                  names_before: set[str] | None = None):
         self.keys = keys
         self._backend, self._graph, self._statement = backend, graph, statement
@@ -290,8 +143,8 @@ class FalkorDBBackend(Backend):
         self.lock_timeout = lock_timeout
         self.idle_timeout = idle_timeout
         self._writer = asyncio.Lock()
-        self._endpoints: dict[str, _Endpoint] = {}
-        self._graphs: dict[str, _Graph] = {}
+        self._endpoints: dict[str, Endpoint] = {}
+        self._graphs: dict[str, Graph] = {}
         self._bookmarks = itertools.count(1)
         self._started = False
         #: How often each statement (by its text with parameters) ended with the server crashing.
@@ -304,7 +157,7 @@ class FalkorDBBackend(Backend):
             return
         await self.pair.start()
         self._started = True
-        self._endpoints = {s.name: _Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
+        self._endpoints = {s.name: Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
         await self._apply_limits()
         await self._drop_old_snapshots()
         await self._sweep_touch_nodes()
@@ -334,7 +187,7 @@ class FalkorDBBackend(Backend):
                            f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
         self._limits_set_on = key
 
-    async def _reply_cut(self, endpoint: _Endpoint) -> CypherError:
+    async def _reply_cut(self, endpoint: Endpoint) -> CypherError:
         """Why a reply stopped half-way: the unread-result limit if the server still answers."""
         try:
             await asyncio.wait_for(endpoint.call("PING"), 5)
@@ -360,7 +213,7 @@ class FalkorDBBackend(Backend):
                 await self._primary().call("GRAPH.DELETE", key)
 
     async def _sweep_touch_nodes(self) -> None:
-        """Delete any node of the proxy's own that a crash left (`falkordb_upkeep.sweep_query`):
+        """Delete any node of the proxy's own that a crash left (`falkordb.upkeep.sweep_query`):
         a client must never see or count one."""
         primary = self._primary()
         for key in await primary.call("GRAPH.LIST"):
@@ -439,16 +292,16 @@ class FalkorDBBackend(Backend):
 
     # ------------------------------------------------------------------ for transactions
 
-    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> _Statement:
-        return _Statement(query, params, mode)
+    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
+        return Statement(query, params, mode)
 
-    async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> _Statement:
+    async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
         """`statement`, built in a worker thread when the parameters are bulky (writing them
         into the query header takes ~0.2 s per million numbers)."""
         bulky = sum(len(v) for v in (params or {}).values() if isinstance(v, (list, tuple, dict, str)))
         if bulky > _BULKY_ITEMS:
-            return await asyncio.to_thread(_Statement, query, params, mode)
-        return _Statement(query, params, mode)
+            return await asyncio.to_thread(Statement, query, params, mode)
+        return Statement(query, params, mode)
 
     async def acquire_writer(self, tx_remaining: float | None) -> None:
         """Wait for the writer lock, at most `lock_timeout` (a TransientError: retry) or what is
@@ -477,7 +330,7 @@ class FalkorDBBackend(Backend):
             graph.labels_may_lag = True
             graph.names = None
 
-    async def execute(self, graph: _Graph, statement: _Statement, timeout: float | None,
+    async def execute(self, graph: Graph, statement: Statement, timeout: float | None,
                       tx: FalkorDBTransaction | None = None) -> Result:
         """Send one statement to the server it belongs on (see the module docstring)."""
         if graph.system and statement.may_write:
@@ -532,7 +385,7 @@ class FalkorDBBackend(Backend):
         return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx, names_before)
 
     async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
-                             tx: FalkorDBTransaction | None, statement: _Statement) -> list[str]:
+                             tx: FalkorDBTransaction | None, statement: Statement) -> list[str]:
         """Run a write (with the writer lock held) and end it at `timeout`, as Neo4j does:
         FalkorDB stops a query only while it reads, so past the timeout (and a grace for
         FalkorDB's own error) the proxy undoes the write with `ServerPair.abort_write`. The
@@ -568,7 +421,7 @@ class FalkorDBBackend(Backend):
                 reply.cancel()
                 await asyncio.gather(reply, return_exceptions=True)
 
-    async def _lost(self, endpoint: _Endpoint, statement: _Statement, exc: BaseException) -> CypherError:
+    async def _lost(self, endpoint: Endpoint, statement: Statement, exc: BaseException) -> CypherError:
         """The connection broke mid-statement. If the server crashed, the statement is counted:
         one that crashed it `CRASH_LIMIT` times is refused from then on, rather than retried by
         the driver into a restart loop that stops everyone's work (a FalkorDB bug it hits)."""
@@ -590,8 +443,8 @@ class FalkorDBBackend(Backend):
 
     # ------------------------------------------------------------------ FalkorDB's bookkeeping
 
-    async def _upkeep(self, graph: _Graph, statement: _Statement) -> set[str] | None:
-        """Before a write (writer lock held), what FalkorDB 4.16 gets wrong (falkordb_upkeep.py):
+    async def _upkeep(self, graph: Graph, statement: Statement) -> set[str] | None:
+        """Before a write (writer lock held), what FalkorDB 4.16 gets wrong (falkordb/upkeep.py):
         grow the label matrices before a delete; if the write may add a name, the primary's
         names now (for `_check_names` once it ended), else None."""
         if statement.deletes and graph.labels_may_lag:
@@ -604,7 +457,7 @@ class FalkorDBBackend(Backend):
         graph.names = await self._primary_names(graph)
         return None if names is not None and names <= graph.names else graph.names
 
-    async def _check_names(self, graph: _Graph, before: set[str] | None) -> None:
+    async def _check_names(self, graph: Graph, before: set[str] | None) -> None:
         """After a write that may have added a name and failed or changed nothing (so its effects
         carried no name): if the primary's names grew, the replica lacks one; heal it."""
         if before is None:
@@ -616,7 +469,7 @@ class FalkorDBBackend(Backend):
         except CypherError as exc:
             log.warning("could not compare the embedded database's names after a write: %s", exc.message)
 
-    async def _primary_names(self, graph: _Graph) -> set[str]:
+    async def _primary_names(self, graph: Graph) -> set[str]:
         try:
             tables = await name_tables(self._primary().client, [graph.key])
         except ResponseError:                       # no such graph yet: no names
@@ -625,7 +478,7 @@ class FalkorDBBackend(Backend):
             raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
         return {name.decode() for table in tables for name in table}
 
-    async def _grow_label_matrices(self, graph: _Graph) -> None:
+    async def _grow_label_matrices(self, graph: Graph) -> None:
         primary = self._primary()
         try:
             tables = [_column(await primary.call("GRAPH.RO_QUERY", graph.key, query))
@@ -641,10 +494,10 @@ class FalkorDBBackend(Backend):
 
     # ------------------------------------------------------------------ internals
 
-    def _primary(self) -> _Endpoint:
+    def _primary(self) -> Endpoint:
         return self._endpoints[self.pair.primary.name]
 
-    def _replica(self) -> _Endpoint:
+    def _replica(self) -> Endpoint:
         return self._endpoints[self.pair.replica.name]
 
     async def _ready(self) -> None:
@@ -661,14 +514,14 @@ class FalkorDBBackend(Backend):
         result._summary.bookmark = self.next_bookmark()
         return result
 
-    async def _graph(self, database: str | None) -> _Graph:
+    async def _graph(self, database: str | None) -> Graph:
         name = database or self.default_database
         if name.lower() in ("system", self.default_database):
             name = name.lower()
         else:
             name = await self._graph_key(name)
         if name not in self._graphs:
-            self._graphs[name] = _Graph(name)
+            self._graphs[name] = Graph(name)
         return self._graphs[name]
 
     async def _graph_key(self, name: str) -> str:
@@ -697,7 +550,7 @@ class FalkorDBBackend(Backend):
                                    len(properties), *properties)
         self.note_write(graph.name)
 
-    async def _refresh_schema(self, graph: _Graph) -> None:
+    async def _refresh_schema(self, graph: Graph) -> None:
         tables = []
         for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
             reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
@@ -729,7 +582,7 @@ def _crashes_the_database() -> CypherError:
                        "crashes on), or run it against Neo4j (--upstream).")
 
 
-def _not_a_system_command(statement: _Statement) -> CypherError:
+def _not_a_system_command(statement: Statement) -> CypherError:
     return CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
                        "Not a recognised system command or procedure. This Cypher command can only be "
                        f"executed in a user database: {statement.body.strip()[:200]}")
@@ -745,7 +598,7 @@ def _timeout_ms(seconds: float | None) -> int | None:
     return max(1, min(_MAX_TIMEOUT_MS, round(seconds * 1000)))
 
 
-def _query_type(statement: _Statement, keys: list[str], stats: dict[str, int]) -> str:
+def _query_type(statement: Statement, keys: list[str], stats: dict[str, int]) -> str:
     if statement.schema or any(k.startswith(("indexes", "constraints")) for k in stats):
         return "s"
     if statement.may_write or stats:

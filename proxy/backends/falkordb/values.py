@@ -3,14 +3,14 @@
 Outbound: parameters become FalkorDB's `CYPHER name=literal ...` query header. Only literals
 are accepted there (no function calls, no expressions: `date('..')`, `point({..})`, `0.0/0.0`
 all fail), so temporal, point and NaN parameters go into the query text instead
-(`falkordb_params`); bytes are rejected with an error that says how to pass them. Strings escape only `\\` and `'`: FalkorDB does not interpret `\\uXXXX`,
+(`falkordb.params`); bytes are rejected with an error that says how to pass them. Strings escape only `\\` and `'`: FalkorDB does not interpret `\\uXXXX`,
 so other characters travel as raw UTF-8; NUL cannot travel at all.
 
 Inbound: the `--compact` reply (`[type, value]` cells, labels / types / property keys as schema
 ids) becomes `core.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits.
 Temporals arrive as whole epoch seconds (sub-second precision is lost by the server); local
 date-times are returned naive (the falkordb client wrongly makes them UTC-aware). Also here:
-statistics lines and EXPLAIN/PROFILE plans (server errors: `falkordb_errors`).
+statistics lines and EXPLAIN/PROFILE plans (server errors: `falkordb.errors`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import orjson
 
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.falkordb_guards import check_map_size
+from proxy.backends.falkordb.guards import check_map_size
 from core.errors import CypherError
 from core.values import Node, Path, Relationship, WGS84Point
 
@@ -46,7 +46,7 @@ def encode_params(params: dict[str, Any] | None) -> str:
 def to_literal(value: Any, name: str = "p") -> str:
     """One parameter value as a literal FalkorDB's header parser accepts; `name` is for errors.
 
-    Temporal, point and NaN values never get here: `falkordb_params` writes them into the query.
+    Temporal, point and NaN values never get here: `falkordb.params` writes them into the query.
     Exact types dispatch through a table (bound extension values are lists and maps of tens of
     thousands of numbers); subclasses take the slower `isinstance` path.
     """

@@ -2,7 +2,7 @@
 
 FalkorDB has no multi-statement transactions, and copying the graph per transaction costs what
 the graph costs (and deadlocked with AOF rewrites). Instead the proxy keeps a replica, fed
-through its own relay (falkordb_relay.py):
+through its own relay (falkordb/relay.py):
 
 - a write transaction *holds* the replica at the last committed state before its first write
   (`hold`); its statements run on the primary;
@@ -22,7 +22,7 @@ is. Recovery therefore only ever undoes work that was never acknowledged.
 A watchdog pings both servers; a dead or wedged primary is killed and the pair restarted on the
 same files by the same rule (`generation` counts restarts so open transactions learn of it).
 
-Three FalkorDB 4.16 bugs shape how a server is (re)loaded (falkordb_upkeep.py has the table): a
+Three FalkorDB 4.16 bugs shape how a server is (re)loaded (falkordb/upkeep.py has the table): a
 full re-sync always goes into a new process on empty files (`_resync_fresh`), after every load
 the indexes a load leaves broken are rebuilt before the loaded server is relied on
 (`rebuild_loaded_indexes`), and a write that failed after creating entities realigns the
@@ -44,9 +44,9 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import BusyLoadingError, RedisError, ResponseError
 
-from proxy.backends.falkordb_relay import Relay
-from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.backends.falkordb_upkeep import SINGLE_FIELD_INDEXES, SINGLE_FIELD_UNIQUE, rebuild_commands
+from proxy.backends.falkordb.relay import Relay
+from proxy.backends.falkordb.server import EmbeddedFalkorDB
+from proxy.backends.falkordb.upkeep import SINGLE_FIELD_INDEXES, SINGLE_FIELD_UNIQUE, rebuild_commands
 from core.errors import CypherError, unavailable
 
 log = logging.getLogger("proxy.falkordb")
@@ -64,7 +64,7 @@ BUSY_LIMIT = 600.0            # seconds a busy server may stay silent before it 
 #: The Redis db (not FalkorDB's db 0) holding the counter `hold` bumps: `WAIT` waits only for
 #: the writes of its own connection, so a hold writes once and waits for that write.
 SYNC_DB, SYNC_KEY = 9, "cypher-proxy:sync"
-#: A graph's names, each table in id order: what effects refer to by id (falkordb_upkeep.py).
+#: A graph's names, each table in id order: what effects refer to by id (falkordb/upkeep.py).
 NAME_TABLES = ("CALL db.labels()", "CALL db.relationshipTypes()", "CALL db.propertyKeys()")
 #: Seconds a start waits for the replica to apply the rebuilt indexes (`rebuild_loaded_indexes`)
 #: before it serves anyway (the next write waits for it again).
@@ -279,7 +279,7 @@ class ServerPair:
 
     async def rebuild_loaded_indexes(self, timeout: float) -> None:
         """After a server loaded a graph, rebuild the indexes a load leaves broken
-        (falkordb_upkeep.py) on the primary, and wait until both servers hold them built and the
+        (falkordb/upkeep.py) on the primary, and wait until both servers hold them built and the
         replica has applied them. Call with the writer lock held, or before serving."""
         if not self._loaded:
             return
@@ -425,7 +425,7 @@ class ServerPair:
 
     async def heal_lost_names(self) -> None:
         """The primary gained a label, type or property name that no effect carried (a write
-        that failed or changed nothing, falkordb_upkeep.py), so the replica lacks it and would
+        that failed or changed nothing, falkordb/upkeep.py), so the replica lacks it and would
         file the next new name under another id: it re-syncs in full, now or, while a
         transaction holds it, before the next write (writer lock held)."""
         self.names_lost = True
@@ -569,7 +569,7 @@ class ServerPair:
         does. FalkorDB 4.16's effects lose a name that a failing or no-op write (`SET n.new =
         null`) adds on the primary: the replica then files the next new name under another id,
         reads it back wrong and may crash, and the primary's append-only file would crash it
-        too (falkordb_upkeep.py)."""
+        too (falkordb/upkeep.py)."""
         primary, replica = self._live(self._graphs, self._primary), self._live(self._graphs, _other(self._primary))
         try:
             keys = await primary.execute_command("GRAPH.LIST")
@@ -679,7 +679,7 @@ class ServerPair:
 
     async def _restart_replica(self) -> None:
         """A dead (or demoted) replica re-syncs in full, as a new process (`_resync_fresh`): it
-        may have died applying effects FalkorDB encoded wrongly (falkordb_upkeep.py), which a
+        may have died applying effects FalkorDB encoded wrongly (falkordb/upkeep.py), which a
         partial sync would send it again. A held one restarts on its own files, which hold the
         committed state a rollback returns to, and stays detached until the transaction ends:
         syncing into the process that loaded them would lose index entries."""

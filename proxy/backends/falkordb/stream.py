@@ -16,7 +16,7 @@ from typing import Any
 
 import hiredis
 
-from proxy.backends.falkordb_errors import error_from_reply
+from proxy.backends.falkordb.errors import error_from_reply
 from core.errors import database_error
 
 _READ_SIZE = 1 << 16

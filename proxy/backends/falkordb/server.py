@@ -7,7 +7,7 @@ private config file (mode 0600: it holds the password the replication link needs
 writes its files with umask 077, and a pidfile lets the next start stop a server that a previous,
 killed proxy could not (a wedged redis ignores SIGTERM): there is never a second instance on the
 same files. Writes are replicated as effects (EFFECTS_THRESHOLD 0), so a replica holds exactly the
-primary's values, `rand()` and `timestamp()` included (see falkordb_pair.py).
+primary's values, `rand()` and `timestamp()` included (see falkordb/pair.py).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ class EmbeddedFalkorDB:
                 f"dir {self.data_dir}\ndbfilename graph.rdb\nsave \"\"\n{persistence}"
                 f"daemonize no\nlogfile {self.log_path}\npidfile {self.pid_path}\n"
                 f"requirepass {self.password}\nmasterauth {self.password}\n"
-                # The replication link goes through the proxy's relay (falkordb_relay.py): one
+                # The replication link goes through the proxy's relay (falkordb/relay.py): one
                 # connection, no waiting, never dropped for a held (slow-to-drain) stream.
                 "repl-rdb-channel no\nrepl-diskless-sync yes\nrepl-diskless-sync-delay 0\n"
                 "repl-timeout 3600\nclient-output-buffer-limit replica 0 0 0\n"
@@ -139,7 +139,7 @@ class EmbeddedFalkorDB:
     async def start(self, progress=None, *, fresh: bool = False) -> None:
         """Launch the server and return once it answers (AOF loaded); `progress(percent)` is
         called about once a second while it loads. `fresh`: on empty files, for a server about
-        to sync in full (see `falkordb_pair.ServerPair.resync_fresh`)."""
+        to sync in full (see `falkordb.pair.ServerPair.resync_fresh`)."""
         if self.running:
             return
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -20,14 +20,37 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from core.backend import Result, Transaction, TxConfig
-from proxy.backends.falkordb_errors import TIMED_OUT
+from proxy.backends.falkordb.errors import TIMED_OUT
+from proxy.backends.falkordb.graph import Graph
+from proxy.backends.falkordb.pair import ServerPair
+from proxy.backends.falkordb.statement import Statement
 from core.errors import CypherError
 
-if TYPE_CHECKING:
-    from proxy.backends.falkordb import FalkorDBBackend, _Graph
+
+class TxBackend(Protocol):
+    """What a transaction uses of its backend (`backend.FalkorDBBackend`, which opens it): the
+    writer lock, the server pair, and running statements."""
+
+    pair: ServerPair
+    lock_timeout: float
+
+    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement: ...
+
+    async def execute(self, graph: Graph, statement: Statement, timeout: float | None,
+                      tx: FalkorDBTransaction | None = None) -> Result: ...
+
+    async def acquire_writer(self, tx_remaining: float | None) -> None: ...
+
+    def release_writer(self) -> None: ...
+
+    def forget_schemas(self) -> None: ...
+
+    def next_bookmark(self) -> str: ...
+
+    def note_write(self, database: str | None) -> None: ...
 
 
 class TxState(enum.Enum):
@@ -61,7 +84,7 @@ class WriteAborted(CypherError):
 class FalkorDBTransaction(Transaction):
     """An explicit transaction; `config.timeout` bounds its life, `idle_timeout` its pauses."""
 
-    def __init__(self, backend: FalkorDBBackend, graph: _Graph, config: TxConfig, idle_timeout: float | None):
+    def __init__(self, backend: TxBackend, graph: Graph, config: TxConfig, idle_timeout: float | None):
         self._backend, self._graph, self._config = backend, graph, config
         self._idle_timeout = idle_timeout
         self._deadline = time.monotonic() + config.timeout if config.timeout else None

@@ -5,7 +5,7 @@ the primary's Unix socket. While a write transaction is open the relay *holds* t
 stream: what the primary sends is kept in memory (it costs what the transaction writes) and
 the replica stays exactly at the last committed state. COMMIT releases the held bytes (the
 replica catches up); ROLLBACK discards them, and the replica, still at the state before the
-transaction, becomes the primary (see `falkordb_pair.py`).
+transaction, becomes the primary (see `falkordb/pair.py`).
 
 The replica's side of the link never sees a byte of an uncommitted transaction, and the relay
 is the only path between the two servers, so this is where "held" is enforced.
