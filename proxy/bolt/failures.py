@@ -8,14 +8,15 @@ of either shape.
 from __future__ import annotations
 
 from core.errors import CypherError
+from proxy.bolt.capabilities import Capabilities
 
 _GQL_CLASSIFICATION = {"ClientError": "CLIENT_ERROR", "TransientError": "TRANSIENT_ERROR",
                        "DatabaseError": "DATABASE_ERROR"}
 
 
-def failure_metadata(error: CypherError, bolt_version: tuple[int, int]) -> dict:
+def failure_metadata(error: CypherError, capabilities: Capabilities) -> dict:
     """FAILURE metadata in the shape the negotiated Bolt version expects."""
-    if bolt_version < (5, 7):
+    if not capabilities.gql_errors:
         return {"code": error.code, "message": error.message}
     return {
         "neo4j_code": error.code,

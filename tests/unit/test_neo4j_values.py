@@ -33,6 +33,7 @@ from proxy.backends.neo4j import (
 )
 from core.errors import CypherError
 from core.values import Node, Path, Relationship
+from proxy.bolt.capabilities import Capabilities
 from proxy.bolt.failures import failure_metadata
 
 URI = "bolt://upstream.example:7687"
@@ -151,7 +152,7 @@ def test_error_keeps_upstream_gql_status():
         diagnostic_record={"_classification": "CLIENT_ERROR"})
     converted = to_cypher_error(error, URI)
     assert converted.gql_status == "42I06"
-    assert failure_metadata(converted, (5, 7))["description"] == (
+    assert failure_metadata(converted, Capabilities.of((5, 7)))["description"] == (
         "error: syntax error or access rule violation - invalid input. Invalid input 'X'")
 
 
