@@ -19,12 +19,12 @@ from pathlib import Path
 
 import neo4j
 
-from extensions.catalog import build_registry
+from extensions.planner.catalog import build_registry
 from extensions.describe import describe_text
 from extensions.registry import GraphContext
 from extensions.timeseries.store import TimeseriesStore, default_root
-from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
+from core.backend import TxConfig
+from proxy.backends.falkordb.backend import FalkorDBBackend
 from proxy.demo.loader import load_demo, load_tables
 from tests.harness import PASSWORD, USER, ProxyProcess
 from tests.synthetic_graph import synthetic_graph, timeseries_frame

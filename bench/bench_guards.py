@@ -1,5 +1,5 @@
 """Hostile-input guards: the FalkorDB guard scan, the planner's trigger scan and the long-string
-lifter (`falkordb_params.lift_long_strings`) are linear.
+lifter (`falkordb.params.lift_long_strings`) are linear.
 
 For each hostile shape, the time at 100k and at 1M characters: a linear scan grows 10x. The
 baseline is the old CREATE trigger regex (`create\\b[^;]*?[(\\[][^)\\]]*\\$`), which was quadratic.
@@ -11,8 +11,8 @@ import re
 import time
 
 from extensions import dialect
-from proxy.backends.falkordb_guards import _scan
-from proxy.backends.falkordb_params import lift_long_strings
+from proxy.backends.falkordb.guards import _scan
+from proxy.backends.falkordb.params import lift_long_strings
 
 OLD_CREATE_TRIGGER = re.compile(r"create\b[^;]*?[(\[][^)\]]*\$")
 

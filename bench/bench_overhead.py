@@ -35,8 +35,8 @@ from bench.bench_extensions import BULK_BASELINE, BULK_QUERY, NODES, SEED_BASELI
 from bench.bench_planner import _registry
 from bench.raw_bolt import RawBolt
 from extensions.cypher.parser import parse
-from extensions.planner import ExtensionPlanner
-from proxy.backends.falkordb_pair import primary_address
+from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.falkordb.pair import primary_address
 from proxy.demo import SEED_QUERY
 from tests.harness import PASSWORD, USER, ProxyProcess
 

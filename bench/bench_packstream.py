@@ -21,7 +21,7 @@ from neo4j._codec.packstream.v1 import (
 )
 
 from proxy.packstream import Packer, unpack_message
-from proxy.values import Node
+from core.values import Node
 
 RECORDS = 100_000
 RECORD = 0x71

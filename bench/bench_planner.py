@@ -10,7 +10,7 @@ import time
 from extensions import dialect
 from extensions.cypher import semantics
 from extensions.cypher.parser import parse
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, Registry
 from proxy.demo import SEED_QUERY
 

@@ -5,7 +5,7 @@ driver as an auto-commit query (the baseline), a managed transaction (`execute_w
 `execute_query` also does), an explicit transaction committed, and one rolled back. The
 ratios against the auto-commit write show what transactions add; compare the 10k and 100k
 rows to see whether that grows with the graph. The last two rows are the worst cases of the
-proxy's upkeep of FalkorDB's bookkeeping (falkordb_upkeep.py): a statement that deletes after
+proxy's upkeep of FalkorDB's bookkeeping (falkordb/upkeep.py): a statement that deletes after
 creating (the label matrices grow first, one extra write), and a write that changes nothing
 but names a new key (the primary's names are read before and after).
 """

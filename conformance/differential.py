@@ -28,8 +28,8 @@ from conformance.report import Section
 from conformance.tally import Tally, over_ceilings, read_ceilings, under_ceilings
 from conformance.tck import Scenario, read_tck
 from conformance.values import normalise, normalise_rows, rows_equal
-from proxy.backends.falkordb_guards import check_query
-from proxy.errors import CypherError
+from proxy.backends.falkordb.guards import check_query
+from core.errors import CypherError
 
 QUERY_TIMEOUT_S = 10.0
 SHOWN_DIFFERENCES = 60
@@ -69,7 +69,7 @@ ALLOWED_DIFFERENCES = [
             r"\bexists\s*\{", r"Invalid input"),
     Allowed("$1-style parameter names",
             "FalkorDB's $ syntax refuses parameter names that are not identifiers; the proxy "
-            "backtick-quotes them (proxy/backends/falkordb_params.py)",
+            "backtick-quotes them (proxy/backends/falkordb/params.py)",
             r"\$\d", r"expected a parameter"),
 ]
 

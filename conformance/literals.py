@@ -22,7 +22,7 @@ from extensions.cypher.tokens import (
     Token,
     tokenize,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 __all__ = ["LiteralError", "NodeLit", "PathLit", "RelLit", "parse_literal"]
 

@@ -14,7 +14,7 @@ from enum import Enum
 from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 
 class ArgKind(Enum):
@@ -98,7 +98,7 @@ class GraphContext:
 
 @dataclass(frozen=True, slots=True)
 class JoinSide:
-    """One side of an index join at run time (planned by extensions/joins.py).
+    """One side of an index join at run time (planned by extensions/planner/joins.py).
 
     `refs` are its candidate nodes (`NodeRef`, or `PropertyRef` when the argument is `n.key`),
     or None when the side is every node of `label`, which the evaluator reads from its own index.

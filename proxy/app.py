@@ -13,12 +13,12 @@ import ssl
 import textwrap
 from collections.abc import Callable
 
-from proxy.backends.base import Backend, TxConfig
+from core.backend import Backend, TxConfig
 from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
 from proxy.demo import SEED_QUERY, SEED_QUESTION
-from proxy.errors import CypherError
+from core.errors import CypherError
 from proxy.http.affinity import Affinity
 from proxy.http.server import HttpFrontEnd
 from proxy.logins import LoginGuard
@@ -32,7 +32,7 @@ def create_backend(config: Config) -> Backend:
     if config.backend == "neo4j":
         from proxy.backends.neo4j import Neo4jBackend
         return Neo4jBackend(config.upstream)
-    from proxy.backends.falkordb import FalkorDBBackend
+    from proxy.backends.falkordb.backend import FalkorDBBackend
     return FalkorDBBackend(config.data_dir / "falkordb", user=config.user, password=config.password,
                            idle_timeout=config.tx_idle_timeout or None, query_timeout=config.query_timeout,
                            max_unread_result=config.max_unread_result,
@@ -44,10 +44,10 @@ def create_planner(config: Config, backend: Backend) -> Planner:
 
     Built after the demo load / on start, so it sees the timeseries labels present then.
     """
-    from extensions.catalog import build_registry
+    from extensions.planner.catalog import build_registry
     from extensions.compat import name_store
-    from extensions.planner import ExtensionPlanner
-    from extensions.probe_cache import ProbeCache
+    from extensions.planner.planner import ExtensionPlanner
+    from extensions.planner.probe_cache import ProbeCache
     from extensions.temporal.kinds import KindStore
     cache = None
     if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
@@ -243,3 +243,12 @@ async def serve_mcp_stdio(config: Config, *, connect: str | None = None) -> None
         log.info("stopped by a signal")
     finally:
         await backend.stop()
+
+
+def event_loop_factory():
+    """uvloop's event loop where it is installed (a default dependency on Linux), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop

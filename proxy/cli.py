@@ -233,15 +233,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def event_loop_factory():
-    """uvloop's event loop where it is installed (a default dependency on Linux), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return None
-    return uvloop.new_event_loop
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "ts":
@@ -254,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     if workers > 1:
         from proxy.workers import Supervisor
         return Supervisor(config, workers).run()
-    from proxy.app import serve, serve_mcp_stdio
+    from proxy.app import event_loop_factory, serve, serve_mcp_stdio
     main_task = (serve_mcp_stdio(config, connect=args.connect) if args.command == "mcp"
                  else serve(config, demo=args.command == "demo"))
     try:

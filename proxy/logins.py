@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 log = logging.getLogger("proxy.logins")
 

@@ -1,6 +1,6 @@
 """PackStream v1: the binary value encoding inside Bolt messages.
 
-`Packer` turns the proxy's value model (`proxy.values`: plain Python scalars,
+`Packer` turns the proxy's value model (`core.values`: plain Python scalars,
 `neo4j.time` / `neo4j.spatial` values, Python `datetime` values, and the
 Node/Relationship/Path dataclasses) into PackStream bytes for one Bolt
 version; `unpack_message` / `unpack` do the reverse and hydrate structures
@@ -30,7 +30,7 @@ import pytz
 from neo4j.spatial import CartesianPoint, Point, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.values import Node, Path, Relationship, zone_id
+from core.values import Node, Path, Relationship, zone_id
 
 __all__ = ["MAX_DEPTH", "PackStreamError", "Packer", "Structure", "record_encoding", "unpack", "unpack_message"]
 

@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Hashable
 from typing import Any, Protocol
 
-from proxy.backends.base import Backend, Result, Transaction, TxConfig
-from proxy.errors import CypherError
+from core.backend import Backend, Result, Transaction, TxConfig
+from core.errors import CypherError
 from proxy.logins import LoginGuard
 
 #: Queries longer than this are checked off the event loop (the check is linear, ~0.5 µs a char).
@@ -37,7 +37,7 @@ class Runner(Protocol):
 
 
 class Planner(Protocol):
-    """Turns one client query into backend queries (see `extensions/planner.py`)."""
+    """Turns one client query into backend queries (see `extensions/planner/planner.py`)."""
 
     async def execute(self, query: str, params: dict[str, Any], runner: Runner) -> Result: ...
 

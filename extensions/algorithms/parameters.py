@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .projection import Subgraph
 

@@ -5,7 +5,7 @@ per graph state, shared by every algorithm on that subgraph), and runs its kerne
 thread; the values are kept with the projection, so a repeated call computes nothing. If the query is cancelled (the client
 sent RESET or went away) the kernel's cancel flag is set, so the thread stops at its next check
 instead of computing for nobody. The result is a `ValueColumn` ({node identity: (value,)}); the
-planner binds the rows the query needs (`extensions/reduce.py`).
+planner binds the rows the query needs (`extensions/planner/reduce.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from extensions.registry import GraphContext, Procedure, ValueColumn
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from . import kernels, paths
 from .parameters import (DAMPING, MAX_ITERATIONS, NORMALIZED, RESOLUTION, SAMPLE_SIZE, SEED, SUBGRAPH,

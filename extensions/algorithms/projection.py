@@ -40,7 +40,7 @@ from extensions.cypher.parser import parse_expression
 from extensions.cypher.render import name as quote_name
 from extensions.describe.sample import falkordb_id_bound
 from extensions.registry import GraphContext
-from proxy.errors import CypherError, argument_error
+from core.errors import CypherError, argument_error
 
 #: Rows per batch read from the backend (the event loop gets a turn between batches).
 READ_BATCH = 10_000

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A

@@ -15,7 +15,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 

@@ -9,7 +9,7 @@ duration({months: 1})` is 2024-03-02, not 2024-02-29). So:
 - a `duration('...')` or `duration({...})` of literals is computed in Python as Neo4j computes
   it (a fraction of a year, month, week, day, hour or minute flows into the smaller units; a
   month is 2,629,746 s) and sent as whole months, days and seconds when FalkorDB gives that
-  duration back unchanged (`falkordb_values.stored_duration`); otherwise it is refused, as is a
+  duration back unchanged (`falkordb.values.stored_duration`); otherwise it is refused, as is a
   fraction of a second;
 - date arithmetic with a duration of months (a literal, or a parameter holding one) is refused.
 """
@@ -21,8 +21,8 @@ from typing import Any
 
 from neo4j.time import Duration
 
-from proxy.backends.falkordb_values import stored_duration
-from proxy.errors import CypherError
+from proxy.backends.falkordb.values import stored_duration
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from ..temporal.parse import UNITS, duration_amounts, duration_parts

@@ -18,7 +18,7 @@ seconds on FalkorDB, so `.epochMillis` is exact too).
 
 from __future__ import annotations
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule, copy, copyable

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from itertools import count
 
-from proxy.backends.falkordb_guards import check_query
-from proxy.errors import CypherError
+from proxy.backends.falkordb.guards import check_query
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from ..cypher.parser import parse

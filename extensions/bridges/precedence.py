@@ -19,7 +19,7 @@ Neo4j), so a chain is written out pair by pair (dates compared by year first, se
 
 from __future__ import annotations
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule, copy, copyable

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from .java_regex import InvalidRegex, Untranslatable, translate

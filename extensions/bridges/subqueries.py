@@ -27,7 +27,7 @@ declares a name the outer query already uses is refused (rename it).
 
 from __future__ import annotations
 
-from proxy.errors import CypherError, syntax_error
+from core.errors import CypherError, syntax_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name

@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..temporal import parse
 from ..temporal.values import NANOS, NotComputed

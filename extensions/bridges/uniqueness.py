@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass
 from itertools import combinations, count
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name

@@ -16,7 +16,7 @@ from typing import Any
 
 from neo4j.time import DateTime
 
-from proxy.backends.base import Result
+from core.backend import Result
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from ..cypher import ast as A
 

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.backends.falkordb_params import to_expression
-from proxy.errors import CypherError, argument_error
+from proxy.backends.falkordb.params import to_expression
+from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote
-from ..late import LateStep, reading_prefix, string
+from ..planner.late import LateStep, reading_prefix, string
 from .apoc_functions import cypher_type
 
 _ENTITY = "keys(CASE WHEN typeOf({x}) IN ['Map', 'Node', 'Edge'] THEN {x} ELSE {{}} END)"

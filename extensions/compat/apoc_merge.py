@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.late import as_list, string, values_step, when
-from extensions.calls import yielded
+from extensions.planner.late import as_list, string, values_step, when
+from extensions.planner.calls import yielded
 from extensions.registry import ProcedureRewrite
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .apoc_refactor import MERGE_NODES
 from .dbms import FALKORDB

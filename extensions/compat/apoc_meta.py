@@ -15,7 +15,7 @@ from typing import Any
 
 from extensions.cypher.render import name as quote
 from extensions.registry import CallContext, VirtualProcedure
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .db_schema import meta_graph
 from .dbms import FALKORDB

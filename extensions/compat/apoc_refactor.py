@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from extensions.calls import yielded
+from extensions.planner.calls import yielded
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.late import LateStep, reading_prefix, string, when
+from extensions.planner.late import LateStep, reading_prefix, string, when
 from extensions.registry import ProcedureRewrite
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .dbms import FALKORDB
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
-from proxy.errors import argument_error
-from proxy.values import Node, Relationship
+from core.errors import argument_error
+from core.values import Node, Relationship
 
 from .dbms import FALKORDB
 from .schema_catalog import await_indexes

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 NEO4J_VERSION = "5.26.0"
 NEO4J_EDITION = "community"

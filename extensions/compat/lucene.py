@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)

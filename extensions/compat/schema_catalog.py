@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from extensions.registry import GraphContext
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 #: FalkorDB's index fields and constraints (named constants, read through the client's runner).
 INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype, status "
@@ -82,7 +82,7 @@ class Definition:
         Existence (NOT NULL, and KEY's) is not one: FalkorDB checks its MANDATORY constraint at
         every operation, so `MERGE (t:T {id: 7}) ON CREATE SET t += $props` and `CREATE (t:T)
         SET t.title = ...` fail; the proxy checks existence when the statement ends, as Neo4j
-        does at commit (`existence()`, extensions/existence.py)."""
+        does at commit (`existence()`, extensions/planner/existence.py)."""
         if self.what != "CONSTRAINT" or self.kind not in ("UNIQUE", "KEY"):
             return set()
         # sorted: FalkorDB lists a composite constraint's properties in its own (attribute id) order

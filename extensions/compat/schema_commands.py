@@ -4,7 +4,7 @@ A command is translated into FalkorDB's own index statements (`CREATE [VECTOR|FU
 FOR ... ON ...`) and constraint commands (`GRAPH.CONSTRAINT`, through the backend), and its
 name is kept in the `NameStore` so SHOW INDEXES / SHOW CONSTRAINTS list it and DROP finds it.
 Uniqueness is enforced by FalkorDB, existence (NOT NULL) by the proxy when each write statement
-ends (`extensions/existence.py`: FalkorDB's own check runs at every operation, before an
+ends (`extensions/planner/existence.py`: FalkorDB's own check runs at every operation, before an
 `ON CREATE SET` could add the property); a constraint the existing data violates is refused, as
 Neo4j refuses it, and nothing of it is left behind.
 """
@@ -17,10 +17,10 @@ from typing import Any
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.arguments import constant
+from extensions.planner.arguments import constant
 from extensions.registry import CommandHandler
-from proxy.backends.base import ListResult, Summary
-from proxy.errors import CypherError, argument_error
+from core.backend import ListResult, Summary
+from core.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
 from .schema_catalog import (CONSTRAINTS, Catalog, Definition, Entry, NameStore, await_indexes,

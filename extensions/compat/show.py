@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from . import apoc_functions, apoc_maps
 from .dbms import FALKORDB, procedure_rows

@@ -16,10 +16,10 @@ from typing import Any
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.calls import yielded
-from extensions.plan import VirtualStep
+from extensions.planner.calls import yielded
+from extensions.planner.plan import VirtualStep
 from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
-from proxy.errors import CypherError, argument_error
+from core.errors import CypherError, argument_error
 
 from .dbms import FALKORDB
 from .lucene import matches, parse, translate

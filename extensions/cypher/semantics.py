@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from typing import Iterator, Optional
 
-from proxy.errors import CypherError, syntax_error
+from core.errors import CypherError, syntax_error
 
 from . import ast as A
 

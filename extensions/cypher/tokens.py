@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from proxy.errors import CypherError, syntax_error
+from core.errors import CypherError, syntax_error
 
 IDENT = "IDENT"      # bare identifier or keyword; value is the text, upper the upper-cased text
 QIDENT = "QIDENT"    # `backticked` identifier; value is the unescaped name

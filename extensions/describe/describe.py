@@ -16,7 +16,7 @@ from collections import Counter
 from typing import Any
 
 from extensions.registry import CallContext, Describer, GraphContext, Registry, VirtualProcedure
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from . import render
 from .cache import StateCache

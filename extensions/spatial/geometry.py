@@ -22,7 +22,7 @@ import shapely
 from neo4j.spatial import Point, WGS84Point
 from pyproj import Geod
 
-from proxy.errors import CypherError, argument_error
+from core.errors import CypherError, argument_error
 
 GEOD = Geod(ellps="WGS84")
 #: Point SRIDs with longitude/latitude coordinates (WGS-84 2D and 3D; a height is ignored).

@@ -1,4 +1,4 @@
-"""Index answers for joins on the spatial functions (the planning is extensions/joins.py's).
+"""Index answers for joins on the spatial functions (the planning is extensions/planner/joins.py's).
 
 Each side of a join is a set of nodes: every node of a label (a cached store layer and its
 STRtree) or the candidates a probe found (geometries looked up in the layers; an STRtree is
@@ -25,7 +25,7 @@ import shapely
 
 from extensions.cypher.render import name as quote_name
 from extensions.registry import GraphContext, JoinSide, PropertyRef
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .geometry import distances, search_boxes
 from .store import NODE, GeometryStore, Layer, lookup

@@ -27,7 +27,7 @@ import shapely
 
 from extensions.cypher.render import name as quote_name
 from extensions.registry import GraphContext, NodeRef, PropertyRef
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .geometry import parse_column
 

@@ -44,9 +44,9 @@ from typing import Any
 
 from neo4j.time import DateTime
 
-from proxy.backends.base import Result
-from proxy.errors import CypherError
-from proxy.values import Node, Path as GraphPath, Relationship
+from core.backend import Result
+from core.errors import CypherError
+from core.values import Node, Path as GraphPath, Relationship
 
 from ..cypher import ast as A
 from ..cypher.parser import parse

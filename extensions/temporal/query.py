@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from . import build, calc

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import neo4j.time as nt
 import pytz
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 NANOS = 1_000_000_000
 DAY_NANOS = 86_400 * NANOS

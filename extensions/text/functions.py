@@ -31,7 +31,7 @@ from neo4j.time import Date, DateTime, Duration, Time
 
 from extensions.cypher.render import name as quote_name
 from extensions.registry import ArgKind, Extension, GraphContext, NodeRef, RelationshipRef
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .lexical import corpus_free_scores
 from .store import COSINE_WEIGHT, TextIndex, TextStore

@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 import neo4j.time
 
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 RESOLUTIONS = ("year", "month", "day", "hour")
 _RANK = {name: rank for rank, name in enumerate(RESOLUTIONS)}

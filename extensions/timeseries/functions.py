@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from extensions.registry import ArgKind, Extension, PropertyRef
-from proxy.errors import argument_error
+from core.errors import argument_error
 
 from .dates import period_starts, resolve_range, resolve_single
 from .store import OPEN_HIGH, OPEN_LOW, LoadedSeries, TimeseriesStore, canonical_key

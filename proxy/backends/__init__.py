@@ -1,5 +1,5 @@
-"""Graph database backends behind one interface (see `base.py`)."""
+"""Graph database backends behind one interface (`core/backend.py`)."""
 
-from proxy.backends.base import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
 
 __all__ = ["Backend", "ListResult", "Result", "Summary", "Transaction", "TxConfig"]

@@ -22,11 +22,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from proxy.backends.base import Result, TxConfig
+from core.backend import Result, TxConfig
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import MessageTooLarge, chunk, read_message, skip_message
+from proxy.bolt.capabilities import Capabilities
+from proxy.bolt.failures import failure_metadata
 from proxy.bolt.limits import BoltLimits, query_size, too_large
-from proxy.errors import CypherError, DatabaseLost, database_error, protocol_error
+from core.errors import CypherError, DatabaseLost, database_error, protocol_error
 from proxy.packstream import Packer, PackStreamError, record_encoding, unpack_message
 from proxy.session import Session
 
@@ -64,7 +66,8 @@ _ACCEPTS = {
     State.TX_STREAMING: {m.RUN, m.PULL, m.DISCARD, m.ROLLBACK, m.RESET},
     State.FAILED: {m.RESET},          # everything else is IGNORED before it gets here
 }
-_MIN_VERSION = {m.LOGON: (5, 1), m.LOGOFF: (5, 1), m.TELEMETRY: (5, 4)}
+#: Requests only some Bolt versions know: the capability each needs.
+_NEEDS = {m.LOGON: "logon", m.LOGOFF: "logon", m.TELEMETRY: "telemetry"}
 
 
 class ProtocolViolation(Exception):
@@ -100,6 +103,7 @@ class BoltConnection:
         self._writer = writer
         self._session = session
         self._version = version
+        self._capabilities = Capabilities.of(version)
         self._manifest = manifest
         self._routing_address = routing_address
         self._limits = limits
@@ -297,7 +301,7 @@ class BoltConnection:
             raise ProtocolViolation(f"unknown message signature "
                                     f"{'(not a structure)' if signature is None else m.name(signature)}")
         if signature not in _ACCEPTS.get(self._state, ()) or \
-                self._version < _MIN_VERSION.get(signature, (0, 0)):
+                (signature in _NEEDS and not getattr(self._capabilities, _NEEDS[signature])):
             raise ProtocolViolation(f"{m.name(signature)} is not allowed in state {self._state.value} "
                                     f"(Bolt {self._version[0]}.{self._version[1]})")
         if signature == m.RUN and len(data) - query_size(data) > self._limits.max_parameter_size:
@@ -333,13 +337,13 @@ class BoltConnection:
 
     def _fail(self, error: CypherError) -> None:
         self._state = State.FAILED        # open results stay until the RESET that must follow
-        self._send(m.FAILURE, error.failure_metadata(self._version))
+        self._send(m.FAILURE, failure_metadata(error, self._capabilities))
 
     # ---- connection setup ------------------------------------------------------------
 
     async def _hello(self, fields: list[Any]) -> None:
         extra = fields[0]
-        if self._version == (4, 4) and "utc" in (extra.get("patch_bolt") or ()):
+        if self._capabilities.utc_patch and "utc" in (extra.get("patch_bolt") or ()):
             self._utc_patch = True
             self._packer = Packer(self._version, utc_patch=True)
             self._encoding = record_encoding(self._version, True)
@@ -347,12 +351,12 @@ class BoltConnection:
         routing = extra.get("routing")
         if self._routing_address is None and isinstance(routing, dict) and routing.get("address"):
             self._routing_address = str(routing["address"])
-        if self._version < (5, 1):
+        if not self._capabilities.logon:
             await self._session.logon(m.auth_token(extra), source=self._peer)
             self._state = State.READY
         else:
             self._state = State.AUTHENTICATION
-        self._send(m.SUCCESS, m.hello_metadata(self._version, self.connection_id,
+        self._send(m.SUCCESS, m.hello_metadata(self._capabilities, self.connection_id,
                                                manifest=self._manifest,
                                                patches=["utc"] if self._utc_patch else []))
 
@@ -407,7 +411,7 @@ class BoltConnection:
         meta: dict[str, Any] = {"fields": list(result.keys), "t_first": _ms_since(start)}
         if qid >= 0:
             meta["qid"] = qid
-        if self._version >= (5, 8):
+        if self._capabilities.db_in_success:
             meta["db"] = database
         self._send(m.SUCCESS, meta)
 
@@ -416,7 +420,7 @@ class BoltConnection:
         await self._session.begin(config)
         self._state = State.TX_READY
         self._next_qid = 0
-        self._send(m.SUCCESS, {"db": self._session.database} if self._version >= (5, 8) else {})
+        self._send(m.SUCCESS, {"db": self._session.database} if self._capabilities.db_in_success else {})
 
     def _tx_config(self, extra: dict[str, Any]) -> TxConfig:
         return m.tx_config(extra, notifications=self._notifications, encoding=self._encoding)
@@ -455,7 +459,7 @@ class BoltConnection:
         if not self._results:
             self._state = State.TX_READY if in_tx else State.READY
         self._send(m.SUCCESS, m.stream_end_metadata(
-            self._version, summary, in_tx=in_tx, has_fields=bool(open_.result.keys),
+            self._capabilities, summary, in_tx=in_tx, has_fields=bool(open_.result.keys),
             had_records=open_.had_records, t_last=_ms_since(start)))
 
     async def _advance(self, open_: OpenResult, n: int, send: bool) -> bool:

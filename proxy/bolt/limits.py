@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 MiB = 1 << 20
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.backends.base import Summary, TxConfig
-from proxy.errors import protocol_error
+from core.backend import Summary, TxConfig
+from core.errors import protocol_error
+from proxy.bolt.capabilities import Capabilities
 
 # Requests
 HELLO, GOODBYE, RESET = 0x01, 0x02, 0x0F
@@ -116,14 +117,15 @@ def routing_table(database: str, address: str, ttl: int = 300) -> dict[str, Any]
         {"addresses": [address], "role": role} for role in ("ROUTE", "READ", "WRITE")]}}
 
 
-def hello_metadata(version: tuple[int, int], connection_id: str, *, manifest: bool,
+def hello_metadata(capabilities: Capabilities, connection_id: str, *, manifest: bool,
                    patches: list[str]) -> dict[str, Any]:
     """HELLO SUCCESS. No `recv_timeout` hint: it would oblige us to send NOOPs."""
     meta: dict[str, Any] = {"server": SERVER_AGENT, "connection_id": connection_id, "hints": {}}
     if patches:
         meta["patch_bolt"] = patches
-    if manifest and version >= (5, 7):
-        meta["protocol_version"] = f"{version[0]}.{version[1]}"
+    if manifest and capabilities.protocol_version:
+        major, minor = capabilities.version
+        meta["protocol_version"] = f"{major}.{minor}"
     return meta
 
 
@@ -162,7 +164,7 @@ def _notification_status(note: dict[str, Any]) -> dict[str, Any]:
     return status
 
 
-def stream_end_metadata(version: tuple[int, int], summary: Summary, *, in_tx: bool,
+def stream_end_metadata(capabilities: Capabilities, summary: Summary, *, in_tx: bool,
                         has_fields: bool, had_records: bool, t_last: int) -> dict[str, Any]:
     """The final PULL/DISCARD SUCCESS of a result."""
     meta: dict[str, Any] = {"type": summary.query_type, "t_last": t_last, "db": summary.database}
@@ -179,7 +181,7 @@ def stream_end_metadata(version: tuple[int, int], summary: Summary, *, in_tx: bo
         meta["plan"] = summary.plan
     if summary.profile is not None:
         meta["profile"] = summary.profile
-    if version >= (5, 6):
+    if capabilities.gql_statuses:
         meta["statuses"] = [_completion_status(has_fields, had_records),
                             *map(_notification_status, summary.notifications)]
     elif summary.notifications:

@@ -2,8 +2,8 @@
 WebSocket on the Bolt port, served with aiohttp on the proxy's one event loop.
 
 `server.HttpFrontEnd` assembles it; `routes` is the URL table; `query_api` and `tx_endpoint`
-turn JSON into `Session` calls and results back into JSON (`json_values`, `iso`, `summary`);
-`middleware` gives every error Neo4j's shape; `websocket` adapts a WebSocket to the Bolt
+turn JSON into `Session` calls and results back into JSON (`summary`, and the value codec
+`proxy/json_values.py` shared with MCP); `middleware` gives every error Neo4j's shape; `websocket` adapts a WebSocket to the Bolt
 server's reader/writer; `transactions` keeps explicit transactions between requests; `mcp`
 serves the MCP tools (`proxy/mcp/`) at `/mcp`.
 """

@@ -15,7 +15,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from proxy.errors import CypherError, unauthorized
+from core.errors import CypherError, unauthorized
 from proxy.http.body import HttpError, status_for
 from proxy.session import Session
 

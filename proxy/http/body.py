@@ -15,8 +15,8 @@ from typing import Any
 from aiohttp import web
 
 from proxy.bolt.chunking import MAX_MESSAGE_SIZE
-from proxy.errors import CypherError
-from proxy.http.json_values import dumps, invalid_format
+from core.errors import CypherError
+from proxy.json_values import dumps, invalid_format
 
 MAX_BODY = MAX_MESSAGE_SIZE       # bytes: the same bound as one Bolt message
 BODY_TIMEOUT = 30.0              # seconds a client may take to send its request body
@@ -145,14 +145,6 @@ async def write_rows(result: Any, out: JsonBody, encode: Any) -> bool:
         await out.write(b"," + encode(rows) if any_rows else encode(rows))
         any_rows = True
     return any_rows
-
-
-async def consume_quietly(result: Any) -> None:
-    """Release what the backend holds for a result (safe after it was consumed)."""
-    try:
-        await result.consume()
-    except Exception:
-        pass
 
 
 #: Neo4j status codes answered with something other than the classification's status.

@@ -6,20 +6,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from proxy.backends.base import TxConfig
+from proxy.front_ends import describe_text
 from proxy.http.api import HttpApi
-from proxy.session import Session
-
-_QUERY = "CALL describe($options)"
-
-
-async def describe_text(session: Session, database: str | None, types: list[str] | None) -> str:
-    """describe()'s text (with `types`: their detail), read in a read transaction."""
-    config = TxConfig(database=database, mode="r")
-    result = await session.run(_QUERY, {"options": {"types": types or None}}, config)
-    rows = await result.fetch(-1)
-    await result.consume()
-    return rows[0][0]
 
 
 class DescribeEndpoint(HttpApi):

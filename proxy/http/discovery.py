@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from proxy.bolt.messages import SERVER_AGENT
-from proxy.http.json_values import dumps
+from proxy.json_values import dumps
 
 NEO4J_VERSION = SERVER_AGENT.partition("/")[2]      # the version the Bolt HELLO reports
 NEO4J_EDITION = "community"

@@ -12,7 +12,7 @@ import logging
 
 from aiohttp import web
 
-from proxy.errors import CypherError, database_error
+from core.errors import CypherError, database_error
 from proxy.http.body import HttpError, error_response, status_for, too_large
 
 log = logging.getLogger("proxy.http")

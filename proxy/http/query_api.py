@@ -16,12 +16,13 @@ from typing import Any
 
 from aiohttp import web
 
-from proxy.backends.base import Result, Summary, TxConfig
-from proxy.errors import CypherError, database_error
-from proxy.http import json_values as jv
+from core.backend import Result, Summary, TxConfig
+from core.errors import CypherError, database_error
+from proxy import json_values as jv
+from proxy.front_ends import consume_quietly
 from proxy.http.api import HttpApi
 from proxy.http.body import (
-    JSON, TYPED_JSON, JsonBody, accepts_typed, consume_quietly, error_entries, error_response, read_json,
+    JSON, TYPED_JSON, JsonBody, accepts_typed, error_entries, error_response, read_json,
     sends_typed, status_for, write_rows,
 )
 from proxy.http.summary import query_api_counters, query_api_plan

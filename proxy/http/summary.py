@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.backends.base import STAT_KEYS, Summary
+from core.backend import STAT_KEYS, Summary
 
 #: Bolt stat key -> (Query API counter, transactional endpoint stat).
 #: `relationship_deleted` (singular) is how Neo4j spells it on the transactional endpoint.

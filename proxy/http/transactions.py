@@ -16,8 +16,8 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 
-from proxy.backends.base import TxConfig
-from proxy.errors import CypherError
+from core.backend import TxConfig
+from core.errors import CypherError
 from proxy.session import Session
 
 log = logging.getLogger("proxy.http")

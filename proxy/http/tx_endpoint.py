@@ -17,11 +17,12 @@ from typing import Any
 
 from aiohttp import web
 
-from proxy.backends.base import TxConfig
-from proxy.errors import CypherError, database_error
-from proxy.http import json_values as jv
+from core.backend import TxConfig
+from core.errors import CypherError, database_error
+from proxy import json_values as jv
+from proxy.front_ends import consume_quietly
 from proxy.http.api import HttpApi
-from proxy.http.body import JSON, JsonBody, consume_quietly, error_entries, read_json, write_rows
+from proxy.http.body import JSON, JsonBody, error_entries, read_json, write_rows
 from proxy.http.summary import legacy_stats
 from proxy.http.transactions import OpenTransaction
 from proxy.session import Session

@@ -21,8 +21,8 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.backends.base import STAT_KEYS, Result, Summary
-from proxy.http import json_values as jv
+from core.backend import STAT_KEYS, Result, Summary
+from proxy import json_values as jv
 from proxy.mcp.settings import ResultLimits
 
 #: Characters encoded at a time: bpe-openai refuses a text of more than 200,000 tokens.

@@ -18,8 +18,8 @@ import mcp.types as types
 from mcp.server.lowlevel import Server
 
 from proxy import __version__
-from proxy.errors import CypherError, database_error
-from proxy.http.json_values import UnsupportedValue
+from core.errors import CypherError, database_error
+from proxy.json_values import UnsupportedValue
 from proxy.mcp.settings import McpSettings
 from proxy.mcp.tools import tools_for
 from proxy.session import Session

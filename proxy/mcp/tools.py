@@ -19,10 +19,9 @@ from typing import Any
 import jsonschema
 import mcp.types as types
 
-from proxy.backends.base import TxConfig
-from proxy.errors import CypherError
-from proxy.http.body import consume_quietly
-from proxy.http.describe import describe_text
+from core.backend import TxConfig
+from core.errors import CypherError
+from proxy.front_ends import consume_quietly, describe_text
 from proxy.mcp.results import FORMATS, counters_line, notification_lines, render_result
 from proxy.mcp.settings import McpSettings, ResultLimits
 from proxy.session import Session

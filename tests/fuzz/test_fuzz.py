@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j.exceptions import DriverError, Neo4jError
 
-from proxy.backends.falkordb_pair import NAMES
+from proxy.backends.falkordb.pair import NAMES
 from proxy.bolt.chunking import chunk
 from proxy.packstream import Packer
 from tests.fuzz.report import HANG_SECONDS, LONG, QUERY_TIMEOUT, Report
@@ -202,7 +202,7 @@ def _constrained_write(session, form: str, label: str, key: int) -> None:
 
 def test_fuzz_constraint_writes(fuzz_proxy):
     """Sequences of writes that break unique constraints (FalkorDB 4.16 crashed on several;
-    proxy/backends/falkordb_upkeep.py): each is answered, refused ones with
+    proxy/backends/falkordb/upkeep.py): each is answered, refused ones with
     ConstraintValidationFailed, and neither the database nor the proxy crashes."""
     report = Report("constraint writes (refused, committed, rolled back)")
     since, crashed_before = len(fuzz_proxy.output), _database_crashes(fuzz_proxy)

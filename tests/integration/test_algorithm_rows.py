@@ -1,4 +1,4 @@
-"""Algorithm CALLs bind only the rows their query needs (extensions/reduce.py), through the real
+"""Algorithm CALLs bind only the rows their query needs (extensions/planner/reduce.py), through the real
 driver on a random graph: a top k or a threshold gives the same rows as the same query written so
 that every row is bound, and the reduced query seeks its rows instead of scanning every node."""
 

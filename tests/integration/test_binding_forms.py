@@ -2,7 +2,7 @@
 
 A test extension `val(n, x, y)` answers `"<node id>:<x!r>:<y!r>"`, so every value a query
 reads can be checked against the row it was read for. Three query shapes cover the forms of
-`extensions/bind.py`: arguments independent of the node (a separated probe, bound as a grid),
+`extensions/planner/bind.py`: arguments independent of the node (a separated probe, bound as a grid),
 arguments read from the node's own list (the combined probe: sparse maps, or a grid when
 dense), a second call whose probe reads the first call's values (the sparse rewrite reaches
 probes too), and a call without a node (nested maps). Each shape is also run the way the
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, NodeRef, Registry
 from tests.unit.test_planner_support import RecordingRunner, rows
 

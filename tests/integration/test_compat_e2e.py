@@ -11,7 +11,7 @@ import neo4j
 import numpy as np
 import pytest
 
-from extensions.catalog import build_registry
+from extensions.planner.catalog import build_registry
 
 
 def rows(driver, query: str, database: str | None = None, **params) -> list[dict]:

@@ -7,7 +7,7 @@ import pytest
 import pytest_asyncio
 
 from extensions.timeseries.store import TimeseriesStore
-from proxy.backends.base import TxConfig
+from core.backend import TxConfig
 from proxy.demo.loader import load_demo
 from proxy.demo.sodir import PRODUCTION_UNITS
 

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 from neo4j.exceptions import ClientError
 
-from extensions.catalog import build_registry
+from extensions.planner.catalog import build_registry
 from extensions.describe import render
 from extensions.timeseries.store import SERIES_FILE, TimeseriesStore, default_root
 from proxy.demo import SEED_QUERY

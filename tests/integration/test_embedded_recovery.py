@@ -17,7 +17,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from proxy.backends.falkordb_pair import NAMES, primary_address
+from proxy.backends.falkordb.pair import NAMES, primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
 from tests.integration.test_lifecycle import _database_pids
 
@@ -159,7 +159,7 @@ def test_an_attribute_name_lost_in_replication_is_healed(tmp_path, phantom):
         replica = next(name for name in NAMES if name != primary_address(data_dir / "falkordb")[0].parent.name)
         if "/ 0" in phantom:
             # auto-commit, failed after creating: the replica, which never had the name, becomes
-            # the primary (falkordb_pair.discard_failed_write), so the name is gone as in Neo4j
+            # the primary (falkordb.pair.discard_failed_write), so the name is gone as in Neo4j
             with driver.session() as session, pytest.raises(neo4j.exceptions.ClientError):
                 session.run(phantom).consume()
             assert primary_address(data_dir / "falkordb")[0].parent.name == replica

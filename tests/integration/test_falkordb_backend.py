@@ -12,11 +12,11 @@ from hypothesis import strategies as st
 from neo4j.spatial import CartesianPoint
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
-from proxy.backends.falkordb_server import EmbeddedFalkorDB
-from proxy.errors import CypherError
-from proxy.values import Node, Path, Relationship, WGS84Point
+from core.backend import TxConfig
+from proxy.backends.falkordb.backend import FalkorDBBackend
+from proxy.backends.falkordb.server import EmbeddedFalkorDB
+from core.errors import CypherError
+from core.values import Node, Path, Relationship, WGS84Point
 
 AUTO = TxConfig()
 

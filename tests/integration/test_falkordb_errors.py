@@ -1,6 +1,6 @@
 """One real query per FalkorDB error family: the client gets the code Neo4j uses for it.
 
-The table is `proxy.backends.falkordb_errors.RULES`; before it, all of these but a handful
+The table is `proxy.backends.falkordb.errors.RULES`; before it, all of these but a handful
 reached clients as `Neo.DatabaseError.General.UnknownError`.
 """
 

@@ -1,5 +1,5 @@
 """FalkorDB 4.16's bookkeeping bugs that the long fuzz found, through the proxy and the real
-driver (proxy/backends/falkordb_upkeep.py): both servers must end up with the graph the client
+driver (proxy/backends/falkordb/upkeep.py): both servers must end up with the graph the client
 wrote, and neither may crash.
 
 - Deleting nodes once the graph outgrew their labels' matrices left the deleted nodes in those
@@ -20,7 +20,7 @@ import neo4j
 import pytest
 import redis
 
-from proxy.backends.falkordb_pair import NAMES, primary_address
+from proxy.backends.falkordb.pair import NAMES, primary_address
 from scripts.replay_falkordb import deleted_nodes_in_label_scans
 from tests.harness import PASSWORD, REPO, USER, ProxyProcess, wait_until
 

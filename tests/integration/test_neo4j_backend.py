@@ -17,9 +17,9 @@ from neo4j.exceptions import AuthError, ClientError, CypherSyntaxError
 from neo4j.graph import Node, Path, Relationship
 from neo4j.spatial import CartesianPoint, WGS84Point
 
-from proxy.backends.base import TxConfig
+from core.backend import TxConfig
 from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
-from proxy.errors import CypherError
+from core.errors import CypherError
 from tests.harness import (
     NO_LOCKOUT,
     PASSWORD,

@@ -24,13 +24,13 @@ import neo4j
 import pytest
 from neo4j.exceptions import ServiceUnavailable, SessionExpired, TransientError
 
-from proxy.backends.base import TxConfig
+from core.backend import TxConfig
 from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
 from proxy.backends.neo4j.client import message_end
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import chunk
 from proxy.bolt.handshake import MAGIC
-from proxy.errors import CypherError, DatabaseLost
+from core.errors import CypherError, DatabaseLost
 from proxy.packstream import Packer
 from tests.harness import NEO4J6_PATH, NO_LOCKOUT, PASSWORD, REPO, USER, ProxyProcess, run_with_neo4j6
 

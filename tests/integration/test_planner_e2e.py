@@ -6,7 +6,7 @@ from __future__ import annotations
 import neo4j
 import pytest
 
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from proxy.bolt.server import start_bolt_server
 from proxy.demo import SEED_QUERY as SEED
 from proxy.session import Session

@@ -14,7 +14,7 @@ from extensions.algorithms.parameters import SUBGRAPH, resolve
 from extensions.algorithms.procedures import SPECS
 from extensions.algorithms.projection import (Projection, Subgraph, build_joined_projection, id_array, weight_array,
                                               build_projection)
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 def random_projection(n: int, m: int, seed: int, weights: bool = False) -> tuple[Projection, nx.MultiDiGraph]:

@@ -13,10 +13,10 @@ import re
 import struct
 from typing import Any
 
-from proxy.backends.base import Backend, Result, Summary, Transaction, TxConfig
+from core.backend import Backend, Result, Summary, Transaction, TxConfig
 from proxy.bolt.chunking import chunk, read_message
 from proxy.bolt.server import start_bolt_server
-from proxy.errors import syntax_error, unauthorized
+from core.errors import syntax_error, unauthorized
 from proxy.packstream import Packer, unpack_message
 from proxy.session import Session
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.planner import ExtensionPlanner
-from proxy.errors import CypherError
+from extensions.planner.planner import ExtensionPlanner
+from core.errors import CypherError
 from tests.unit.test_planner_support import RecordingRunner, registry, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}

@@ -11,9 +11,9 @@ from extensions import bridges
 from extensions.bridges import constants
 from extensions.bridges.limits import MAX_COUNT
 from extensions.cypher.parser import parse
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import Registry
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import asyncio
 
 import pytest
 
-from extensions.catalog import build_registry
+from extensions.planner.catalog import build_registry
 from extensions.compat.schema_catalog import Definition, NameStore, read_catalog
-from extensions.late import LateStep
-from extensions.planner import ExtensionPlanner
+from extensions.planner.late import LateStep
+from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import GraphContext
 
 

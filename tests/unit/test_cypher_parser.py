@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from extensions.cypher import ast as A
 from extensions.cypher import bindings, parse, parse_expression, scopes
 from proxy.demo import SEED_QUERY as SEED
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 def calls(text: str) -> list[str]:

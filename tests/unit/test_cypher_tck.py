@@ -13,7 +13,7 @@ import pytest
 from conformance.tck import read_tck
 from extensions.cypher import ast as A
 from extensions.cypher import parse, render
-from proxy.errors import CypherError
+from core.errors import CypherError
 from tests.harness import TCK_DIR as TCK
 from tests.harness import TCK_MISSING
 

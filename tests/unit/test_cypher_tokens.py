@@ -17,7 +17,7 @@ from extensions.cypher.tokens import (
     STRING,
     tokenize,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 def kinds_values(text: str) -> list[tuple[str, object]]:

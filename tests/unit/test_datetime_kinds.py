@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-import extensions.planner  # noqa: F401  (the package's import order)
+import extensions.planner.planner  # noqa: F401  (the package's import order)
 from extensions.temporal.kinds import LOCAL, UNKNOWN, ZONED, KindStore, record_writes
 
 UTC, NAIVE = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2020, 1, 1)

@@ -16,11 +16,11 @@ from extensions.describe.cache import StateCache
 from extensions.describe.describe import _types_argument
 from extensions.describe.stats import VALUE_LIST_MAX, GraphStats, graph_stats, kind_of, type_stats
 from extensions.registry import ArgKind, Describer, Extension, GraphContext, Registry
-from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
+from core.backend import TxConfig
+from proxy.backends.falkordb.backend import FalkorDBBackend
 from proxy.demo.loader import load_tables
-from proxy.errors import CypherError
-from proxy.values import WGS84Point
+from core.errors import CypherError
+from core.values import WGS84Point
 from tests.synthetic_graph import synthetic_graph
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.existence import with_checks
-from proxy.errors import CypherError
+from extensions.planner.existence import with_checks
+from core.errors import CypherError
 
 TITLE = ("ticket_title", "NODE", "Ticket", "title")
 YEAR = ("since_year", "RELATIONSHIP", "SINCE", "year")

@@ -1,4 +1,4 @@
-"""The FalkorDB message -> Neo4j code table (`proxy.backends.falkordb_errors`), message by message.
+"""The FalkorDB message -> Neo4j code table (`proxy.backends.falkordb.errors`), message by message.
 
 The same families are produced by real queries in tests/integration/test_falkordb_errors.py.
 """
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proxy.backends.falkordb_errors import MAX_MESSAGE, MAX_QUOTED, RULES, error_from_reply
+from proxy.backends.falkordb.errors import MAX_MESSAGE, MAX_QUOTED, RULES, error_from_reply
 
 
 @pytest.mark.parametrize("message, code", [

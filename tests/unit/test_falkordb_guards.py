@@ -1,4 +1,4 @@
-"""The FalkorDB guards (`proxy.backends.falkordb_guards`): what they count, and that they count it
+"""The FalkorDB guards (`proxy.backends.falkordb.guards`): what they count, and that they count it
 the way Cypher's grammar nests expressions (a property test against an independent depth)."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from proxy.backends.falkordb_guards import (
+from proxy.backends.falkordb.guards import (
     MAX_CLAUSES, MAX_MAP_ENTRIES, MAX_NESTING, MAX_OPERATORS, MAX_QUERY_CHARS, MAX_RANGE,
     MAX_READING_PARTS, MAX_UNDIRECTED_HOPS, check_map_size, check_query, code_only,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 def refused(query: str, params: dict | None = None) -> str | None:

@@ -1,4 +1,4 @@
-"""Writing temporal, point and NaN parameters into FalkorDB query text (falkordb_params)."""
+"""Writing temporal, point and NaN parameters into FalkorDB query text (falkordb.params)."""
 
 import datetime as dt
 
@@ -8,13 +8,13 @@ from hypothesis import strategies as st
 from neo4j.spatial import CartesianPoint, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.falkordb import _code_only
-from proxy.backends.falkordb_params import (
+from proxy.backends.falkordb.guards import code_only as _code_only
+from proxy.backends.falkordb.params import (
     inline_params,
     needs_expression,
     to_expression,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 DAY = Date(2024, 1, 1)
 

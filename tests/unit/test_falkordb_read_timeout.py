@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from proxy.backends.falkordb import TIMEOUT_GRACE, read_within
-from proxy.errors import CypherError
+from proxy.backends.falkordb.backend import TIMEOUT_GRACE, read_within
+from core.errors import CypherError
 
 
 class _SlowStream:

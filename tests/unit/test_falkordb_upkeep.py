@@ -1,4 +1,4 @@
-"""What the proxy reads off a write to keep FalkorDB's bookkeeping straight (falkordb_upkeep.py):
+"""What the proxy reads off a write to keep FalkorDB's bookkeeping straight (falkordb/upkeep.py):
 the names a write may add (never fewer than it adds), and the label-matrix touch."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from proxy.backends.falkordb_upkeep import (
+from proxy.backends.falkordb.upkeep import (
     CREATES, DELETES, MAX_SCANNED_CHARS, MAX_SCANNED_ITEMS, sweep_query, touch_query, written_names,
 )
 

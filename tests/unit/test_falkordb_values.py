@@ -3,7 +3,7 @@
 import pytest
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.backends.falkordb_values import (
+from proxy.backends.falkordb.values import (
     Schema,
     SchemaMiss,
     decode,
@@ -13,8 +13,8 @@ from proxy.backends.falkordb_values import (
     plan_query_type,
     to_literal,
 )
-from proxy.errors import CypherError
-from proxy.values import Node, Path, Relationship, WGS84Point
+from core.errors import CypherError
+from core.values import Node, Path, Relationship, WGS84Point
 
 
 def test_header_quotes_names_and_ends_with_space():

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from proxy.backends.falkordb_pair import BUSY_CPU_SHARE, ServerPair
+from proxy.backends.falkordb.pair import BUSY_CPU_SHARE, ServerPair
 
 
 @dataclass

@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from neo4j.spatial import CartesianPoint, WGS84Point
 from neo4j.time import Date, DateTime, Duration, Time
 
-from proxy.errors import CypherError
-from proxy.http import iso
+from core.errors import CypherError
+from proxy import iso
 from proxy.http.auth import auth_token
-from proxy.http.json_values import meta, plain_value, row_value, typed_parameter, typed_value
-from proxy.values import Node, Path, Relationship
+from proxy.json_values import meta, plain_value, row_value, typed_parameter, typed_value
+from core.values import Node, Path, Relationship
 
 ZONES = ["Europe/Oslo", "America/Sao_Paulo", "Asia/Kolkata", "Pacific/Chatham", "UTC"]
 

@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extensions.bridges.java_regex import InvalidRegex, Untranslatable, translate
-from proxy.backends.base import TxConfig
-from proxy.backends.falkordb import FalkorDBBackend
+from core.backend import TxConfig
+from proxy.backends.falkordb.backend import FalkorDBBackend
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = json.loads((REPO / "tests" / "data" / "java_regex_cases.json").read_text())["cases"]

@@ -6,7 +6,7 @@ import logging
 import time
 
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 from proxy.logins import LoginGuard
 
 RATE_LIMIT = "Neo.ClientError.Security.AuthenticationRateLimit"

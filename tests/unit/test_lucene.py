@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from extensions.compat.lucene import matches, parse, translate
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 @pytest.mark.parametrize("lucene, redisearch", [

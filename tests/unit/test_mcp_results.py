@@ -7,11 +7,11 @@ import json
 from bpe_openai import get_encoding
 from hypothesis import given, settings, strategies as st
 
-from proxy.backends.base import Result, Summary
+from core.backend import Result, Summary
 from proxy.mcp.results import count_tokens, counters_line, render_result
 from proxy.mcp.settings import McpSettings, ResultLimits
 from proxy.mcp.tools import TOOLS, plan_text, tools_for
-from proxy.values import Node
+from core.values import Node
 
 CL100K = get_encoding("cl100k_base")
 

@@ -10,7 +10,9 @@ from proxy.backends.neo4j.client import message_end, payload
 from proxy.backends.neo4j.errors import from_failure
 from proxy.backends.neo4j.relay import to_summary
 from proxy.bolt import messages as m
-from proxy.errors import CypherError
+from proxy.bolt.capabilities import Capabilities
+from proxy.bolt.failures import failure_metadata
+from core.errors import CypherError
 from proxy.packstream import Packer, record_encoding
 
 PACKER = Packer((5, 8))
@@ -75,7 +77,7 @@ def test_summary_keeps_the_upstreams_counters_bookmark_and_statuses():
     assert note["code"] == "Neo.ClientNotification.Statement.CartesianProduct"
     assert (note["gql_status"], note["category"], note["position"]) == ("03N90", "PERFORMANCE", {"offset": 0})
     # Re-encoded for a 5.6+ client, the notification keeps its GQL status.
-    statuses = m.stream_end_metadata((5, 8), summary, in_tx=False, has_fields=True, had_records=True,
+    statuses = m.stream_end_metadata(Capabilities.of((5, 8)), summary, in_tx=False, has_fields=True, had_records=True,
                                      t_last=0)["statuses"]
     assert [s["gql_status"] for s in statuses] == ["00000", "03N90"]
     assert to_summary({"notifications": [{"code": "X"}]}, "neo4j").notifications == [{"code": "X"}]
@@ -91,10 +93,10 @@ def test_failures_keep_the_upstreams_code_message_and_gql_status():
                         "description": "error: syntax error or access rule violation - invalid input. "
                                        "Invalid input 'X'"})
     assert new.gql_status == "42I06"
-    assert new.failure_metadata((5, 7))["description"] == CypherError(
+    bolt_5_7 = Capabilities.of((5, 7))
+    assert failure_metadata(new, bolt_5_7)["description"] == failure_metadata(CypherError(
         new.code, new.message, gql_status="42I06",
-        description="error: syntax error or access rule violation - invalid input").failure_metadata(
-        (5, 7))["description"]
+        description="error: syntax error or access rule violation - invalid input"), bolt_5_7)["description"]
     assert from_failure({}).code == "Neo.DatabaseError.General.UnknownError"
 
 

@@ -34,7 +34,7 @@ from proxy.packstream import (
     unpack,
     unpack_message,
 )
-from proxy.values import Node, Path, Relationship
+from core.values import Node, Path, Relationship
 
 V5, V44 = (5, 0), (4, 4)
 ZONES = ["Europe/Oslo", "America/New_York", "Australia/Lord_Howe", "Asia/Kathmandu", "UTC"]

@@ -10,8 +10,8 @@ from conformance.tck import read_tck
 from tests.harness import TCK_DIR, TCK_MISSING
 from extensions.cypher import semantics
 from extensions.cypher.parser import parse
-from extensions.planner import ExtensionPlanner
-from proxy.errors import CypherError
+from extensions.planner.planner import ExtensionPlanner
+from core.errors import CypherError
 from tests.unit.test_planner_support import registry
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extensions import bind
-from extensions.planner import ExtensionPlanner
+from extensions.planner import bind
+from extensions.planner.planner import ExtensionPlanner
 from proxy.demo import SEED_QUERY as SEED
 from tests.unit.test_planner_support import registry
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from extensions.cypher import ast as A
 from extensions.cypher.parser import parse
-from extensions.planner import ExtensionPlanner
-from proxy.errors import CypherError
+from extensions.planner.planner import ExtensionPlanner
+from core.errors import CypherError
 from tests.unit.test_planner_support import RecordingRunner, registry, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}

@@ -1,4 +1,4 @@
-"""Index-planned joins (extensions/joins.py): which queries become joins and how they are
+"""Index-planned joins (extensions/planner/joins.py): which queries become joins and how they are
 rewritten, then, on a real embedded FalkorDB, that each join returns what the same query
 evaluated pair by pair returns (the `= true` / `+ 0` forms are not joins) and what shapely and
 pyproj say on the coordinates read back."""
@@ -10,13 +10,13 @@ import pytest
 import shapely
 from pyproj import Geod
 
-from extensions.joins import JoinStep
-from extensions.planner import ExtensionPlanner
-from extensions.plan import ProbeStep
+from extensions.planner.joins import JoinStep
+from extensions.planner.planner import ExtensionPlanner
+from extensions.planner.plan import ProbeStep
 from extensions.registry import Registry
 from extensions.spatial import GeometryStore, spatial_extensions
-from proxy.backends.base import TxConfig
-from proxy.errors import CypherError
+from core.backend import TxConfig
+from core.errors import CypherError
 from proxy.session import AutoCommitRunner, TransactionRunner
 from tests.unit.test_planner_support import rows
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.planner import ExtensionPlanner
-from proxy.backends.base import TxConfig
+from extensions.planner.planner import ExtensionPlanner
+from core.backend import TxConfig
 from proxy.demo import SEED_QUERY as SEED
-from proxy.errors import CypherError
+from core.errors import CypherError
 from tests.unit.test_planner_support import (
     CALLS,
     GRAPH,

@@ -14,11 +14,11 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
-from extensions.bind import Lookup
-from extensions.planner import ExtensionPlanner
-from extensions.probe_cache import ProbeCache, estimate_bytes
+from extensions.planner.bind import Lookup
+from extensions.planner.planner import ExtensionPlanner
+from extensions.planner.probe_cache import ProbeCache, estimate_bytes
 from extensions.registry import ArgKind, Extension, Registry
-from proxy.backends.base import ListResult, Summary
+from core.backend import ListResult, Summary
 from tests.unit.test_planner_bind import read
 
 QUERY = ("MATCH (p:P) UNWIND $years AS y UNWIND $months AS m "
@@ -216,7 +216,7 @@ def test_cache_evicts_least_recently_used_by_bytes():
 def test_cache_ttl_turns_keys_over(monkeypatch):
     cache = ProbeCache(ttl=10.0)
     clock = iter([100.0, 105.0, 111.0])
-    monkeypatch.setattr("extensions.probe_cache.time.monotonic", lambda: next(clock))
+    monkeypatch.setattr("extensions.planner.probe_cache.time.monotonic", lambda: next(clock))
     first, same, later = (cache.key("RETURN DISTINCT 1", {}, _Runner(1)) for _ in range(3))
     assert first == same != later
 

@@ -19,8 +19,8 @@ from extensions.registry import (
     Registry,
     VirtualProcedure,
 )
-from proxy.backends.base import TxConfig
-from proxy.errors import argument_error
+from core.backend import TxConfig
+from core.errors import argument_error
 
 
 def _monthly() -> dict[str, dict[tuple[int, int], float]]:

@@ -1,4 +1,4 @@
-"""Algorithm rows a query needs (extensions/reduce.py): which queries are reduced, and that the
+"""Algorithm rows a query needs (extensions/planner/reduce.py): which queries are reduced, and that the
 rows kept give the database the same answer as every row, whatever order it puts ties in."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from extensions import reduce
+from extensions.planner import reduce
 from extensions.cypher import ast as A
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from tests.unit.test_planner_support import registry
 
 CALL = "CALL test_degree({label: 'X'}) YIELD node, score "

@@ -19,7 +19,7 @@ from extensions.spatial.geometry import (
     search_boxes,
     to_geometry,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 WGS84 = Geod(ellps="WGS84")
 

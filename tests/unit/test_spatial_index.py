@@ -14,7 +14,7 @@ from pyproj import Geod
 from extensions.registry import GraphContext, NodeRef
 from extensions.spatial.index import _nearest, _Nodes, _predicate, _within
 from extensions.spatial.store import NODE, GeometryStore, Layer, SpatialConfig, geometry_expr, lookup
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 WGS84 = Geod(ellps="WGS84")
 

@@ -18,7 +18,7 @@ from extensions.timeseries.dates import (
     resolve_range,
     resolve_single,
 )
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 
 def day(y, m, d):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from extensions.registry import ArgKind, NodeRef, PropertyRef, Registry
 from extensions.timeseries import TimeseriesStore, timeseries_extensions
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 NAN = float("nan")
 MONTHLY = pd.DataFrame(

@@ -8,8 +8,8 @@ from fractions import Fraction
 import pytest
 
 from extensions.bridges import durations
-from extensions.planner import ExtensionPlanner
-from proxy.errors import CypherError
+from extensions.planner.planner import ExtensionPlanner
+from core.errors import CypherError
 from tests.unit.test_planner_support import registry
 
 PLANNER = ExtensionPlanner(registry(), backend_kind="falkordb")

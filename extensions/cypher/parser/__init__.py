@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from proxy.errors import syntax_error
+from core.errors import syntax_error
 
 from .. import ast as A
 from ..tokens import EOF

@@ -8,7 +8,7 @@ written.
 
 from __future__ import annotations
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from .. import ast as A
 from ..tokens import EOF, IDENT, PARAM, QIDENT

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from .. import ast as A
 from ..tokens import FLOAT, IDENT, INT, OP, PARAM, QIDENT, STRING, Token, error_at

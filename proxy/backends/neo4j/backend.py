@@ -18,14 +18,14 @@ import ssl
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from proxy.backends.base import Backend, Summary, Transaction, TxConfig
+from core.backend import Backend, Summary, Transaction, TxConfig
 from proxy.backends.neo4j.client import Address, UpstreamConnection
 from proxy.backends.neo4j.errors import DATABASE_UNAVAILABLE, UpstreamLost
 from proxy.backends.neo4j.pool import Credentials, Pool
 from proxy.backends.neo4j.relay import FIRST_PULL, UpstreamResult
 from proxy.backends.neo4j.routing import Router
 from proxy.bolt import messages as m
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from proxy.backends.neo4j.errors import NOT_A_WRITER, UpstreamLost, from_failure
 from proxy.bolt import messages as m
 from proxy.bolt.chunking import chunk
 from proxy.bolt.handshake import MAGIC, HandshakeError, encode_varint, read_varint
-from proxy.errors import CypherError
+from core.errors import CypherError
 from proxy.packstream import Packer, PackStreamError, record_encoding, unpack_message
 
 READ_SIZE = 1 << 18

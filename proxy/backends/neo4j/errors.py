@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from proxy.errors import CypherError, DatabaseLost
+from core.errors import CypherError, DatabaseLost
 
 DATABASE_UNAVAILABLE = "Neo.TransientError.General.DatabaseUnavailable"
 UNKNOWN_ERROR = "Neo.DatabaseError.General.UnknownError"

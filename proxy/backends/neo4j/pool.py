@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from proxy.backends.neo4j.client import Address, UpstreamConnection, connect
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 IDLE_PER_KEY = 16            # idle connections kept per (address, credentials, encoding)
 KEYS = 256                   # keys kept at most (least recently used dropped)

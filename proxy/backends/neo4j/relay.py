@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from proxy.backends.base import STAT_KEYS, Result, Summary
+from core.backend import STAT_KEYS, Result, Summary
 from proxy.backends.neo4j.client import Ignored, UpstreamConnection, message_end
 from proxy.backends.neo4j.errors import UpstreamLost
 from proxy.bolt import messages as m
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 #: Records asked for with the RUN (the drivers' default fetch size).
 FIRST_PULL = 1000

@@ -20,7 +20,7 @@ from proxy.backends.neo4j.client import Address
 from proxy.backends.neo4j.errors import UpstreamLost, unreachable
 from proxy.backends.neo4j.pool import Credentials, Pool
 from proxy.bolt import messages as m
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,4 @@
+"""The ground every room stands on: Neo4j-style errors (`errors`), the value model (`values`) and
+the interface a graph database backend implements (`backend`). Imported by the wire, the
+planner, the extension families, the Cypher tools and the backends alike; imports none of them
+(tests/unit/test_layers.py checks it)."""

@@ -1,0 +1,206 @@
+"""The one interface every graph database backend implements.
+
+The session layer and the planner talk only to these classes; `falkordb.py` and
+`neo4j/` are the two real implementations. A `Result` streams: `fetch(n)` pulls at
+most `n` records from the database so the wire can apply backpressure.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.errors import CypherError
+
+STAT_KEYS = (
+    "nodes-created", "nodes-deleted", "relationships-created", "relationships-deleted",
+    "properties-set", "labels-added", "labels-removed", "indexes-added", "indexes-removed",
+    "constraints-added", "constraints-removed", "system-updates",
+)
+
+
+@dataclass(slots=True)
+class TxConfig:
+    """What a client asks of a transaction (Bolt BEGIN/RUN extra, HTTP body)."""
+
+    database: str | None = None
+    bookmarks: tuple[str, ...] = ()
+    mode: str = "w"                       # "r" or "w"
+    timeout: float | None = None          # seconds
+    metadata: dict[str, Any] | None = None
+    imp_user: str | None = None
+    #: The notification filters asked for (`notifications_minimum_severity`,
+    #: `notifications_disabled_classifications`), in the transaction or at HELLO.
+    notifications: dict[str, Any] | None = None
+    #: The record encoding the client reads (`proxy.packstream.record_encoding`; None: it
+    #: decodes nothing as Bolt): a backend that can keep records as the bytes it received
+    #: asks for them in this encoding, so they pass through unchanged.
+    encoding: str | None = None
+
+    def __post_init__(self) -> None:
+        # Neo4j database names are case-insensitive (normalised to lower case): `SYSTEM` is `system`.
+        if self.database:
+            self.database = self.database.lower()
+
+
+@dataclass(slots=True)
+class Summary:
+    """What is known once a result is fully consumed (Bolt's final PULL/DISCARD SUCCESS)."""
+
+    database: str
+    query_type: str = "r"                 # "r", "w", "rw" or "s"
+    stats: dict[str, int] = field(default_factory=dict)   # only non-zero STAT_KEYS
+    bookmark: str | None = None           # auto-commit results only
+    plan: dict[str, Any] | None = None
+    profile: dict[str, Any] | None = None
+    notifications: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def contains_updates(self) -> bool:
+        return any(v for k, v in self.stats.items() if k != "system-updates")
+
+
+class Result(ABC):
+    """A running query's records, pulled in batches.
+
+    A result may also offer its records as the framed Bolt RECORD messages the database sent
+    (`framed_encoding` names their encoding): the Bolt front end then relays them as bytes to
+    a client that reads that encoding, instead of decoding and encoding them again.
+    """
+
+    keys: list[str]
+    #: The record encoding of `fetch_framed` (`proxy.packstream.record_encoding`); None: none.
+    framed_encoding: str | None = None
+
+    @abstractmethod
+    async def fetch(self, n: int) -> list[list[Any]]:
+        """Up to `n` more records (`n < 0`: all that are left); an empty list once exhausted."""
+
+    @abstractmethod
+    async def consume(self) -> Summary:
+        """Discard what is left and return the summary. Safe to call more than once."""
+
+    async def fetch_framed(self, n: int) -> tuple[bytes, int, bool]:
+        """Up to `n` more records (`n < 0`: what has arrived, at least one) as framed RECORD
+        messages in `framed_encoding`: `(bytes, how many, whether more may follow)`."""
+        raise NotImplementedError(f"{type(self).__name__} has no framed records")
+
+
+class Transaction(ABC):
+    """An explicit transaction: statements run in it see each other's writes."""
+
+    #: True once a statement that may write has run in it (its reads then see private state).
+    wrote: bool = False
+
+    @abstractmethod
+    async def run(self, query: str, params: dict[str, Any]) -> Result: ...
+
+    @abstractmethod
+    async def commit(self) -> str | None:
+        """Commit; returns the bookmark."""
+
+    @abstractmethod
+    async def rollback(self) -> None: ...
+
+
+class Backend(ABC):
+    """A graph database the proxy forwards standard Cypher to."""
+
+    #: "falkordb" or "neo4j": the planner picks dialect bridges and binding forms by it.
+    kind: str
+    #: Name reported as the home / default database.
+    default_database: str = "neo4j"
+
+    def __init__(self) -> None:
+        self._writes: Counter[str] = Counter()
+
+    @abstractmethod
+    async def start(self) -> None:
+        """Connect (and for the embedded database, launch it). Idempotent."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Disconnect and stop anything `start` launched."""
+
+    @abstractmethod
+    async def authenticate(self, auth: dict[str, Any]) -> Any:
+        """Check a Bolt auth token (`scheme`, `principal`, `credentials`).
+
+        Returns an opaque credential handle passed back to `run`/`begin`, or raises
+        `CypherError` with `Neo.ClientError.Security.Unauthorized`.
+        """
+
+    @abstractmethod
+    async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
+        """Run one auto-commit query."""
+
+    @abstractmethod
+    async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
+        """Open an explicit transaction."""
+
+    def check_query(self, query: str, params: dict[str, Any]) -> None:
+        """Refuse (raise `CypherError`) a query this database could not survive, before the
+        planner or the database reads it. Linear in the query. By default nothing is refused."""
+
+    async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
+                         properties: tuple[str, ...]) -> None:
+        """CREATE or DROP a UNIQUE / MANDATORY constraint natively (backends whose Cypher has no
+        constraint commands, where the proxy translates Neo4j's)."""
+        raise CypherError("Neo.ClientError.Statement.UnsupportedOperation",
+                          f"The {self.kind} backend takes constraint commands in Cypher.")
+
+    async def compact(self) -> None:
+        """Make the database's files compact after a bulk load (a no-op where that is not ours)."""
+
+    async def databases(self, credentials: Any) -> list[str]:
+        """Names of the databases a client may select (for SHOW DATABASES and routing)."""
+        return [self.default_database]
+
+    def check_bookmarks(self, bookmarks: tuple[str, ...]) -> None:
+        """Raise `Neo.ClientError.Transaction.InvalidBookmark` for a bookmark this backend cannot
+        have issued. A Neo4j backend checks its own bookmarks, so by default nothing is checked."""
+
+    #: Seconds after which graph-derived caches expire even without a write through the proxy
+    #: (None: never; right when every write passes through the proxy, as with the embedded database).
+    state_ttl: float | None = None
+
+    def graph_state(self, database: str | None) -> Hashable:
+        """A token that changes whenever `database` may have changed.
+
+        Caches of data derived from the graph (geometry indexes, embeddings, projections,
+        describe()) key on it: every write that passes through the proxy changes it, and
+        with `state_ttl` set it also changes at least that often.
+        """
+        writes = self._writes[database or self.default_database]
+        if self.state_ttl is None:
+            return writes
+        return writes, int(time.monotonic() // self.state_ttl)
+
+    def note_write(self, database: str | None) -> None:
+        """Record that a write to `database` passed through the proxy (see `graph_state`)."""
+        self._writes[database or self.default_database] += 1
+
+
+
+class ListResult(Result):
+    """A result whose records are already in memory (virtual procedures, small local answers)."""
+
+    def __init__(self, keys: list[str], records: list[list[Any]], summary: Summary):
+        self.keys = keys
+        self._records = records
+        self._pos = 0
+        self._summary = summary
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        end = len(self._records) if n < 0 else min(len(self._records), self._pos + n)
+        batch = self._records[self._pos:end]
+        self._pos = end
+        return batch
+
+    async def consume(self) -> Summary:
+        self._pos = len(self._records)
+        return self._summary

@@ -1,0 +1,648 @@
+"""The extension planner the session calls: pass-through, or probe -> compute -> bind.
+
+`ExtensionPlanner.execute(query, params, runner)`:
+- a query that mentions no extension and needs no dialect bridge goes to the backend as is
+  (a substring + precompiled regex scan decides, before any parsing; the decision is cached
+  by text like the plans);
+- otherwise the query is parsed and planned once per text (`probe.py`):
+  the probes run through the same runner (so they see the open transaction's writes), the
+  evaluators compute the values (off the event loop for big batches), and the rewritten query
+  runs with the values bound as parameters (`bind.py`); a probe whose calls' nodes and values
+  vary independently runs as two smaller probes (`split.py`), and probe rows are reused while
+  the graph is unchanged (`probe_cache.py`);
+- a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
+  rows bound like extension values; a query that is only that CALL never reaches the database;
+- `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
+  `PROFILE` runs the probes, then profiles the rewritten query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Hashable, Mapping
+from functools import lru_cache
+from itertools import count, repeat
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from core.backend import ListResult, Result, Summary
+from core.errors import CypherError, argument_error, database_error, syntax_error
+from core.values import Node, Relationship
+
+from .. import bridges, dialect
+from . import bind, existence
+from .arguments import constant
+from .late import LateStep
+from ..cypher import ast as A
+from ..cypher import semantics
+from ..cypher.parser import parse
+from .joins import JoinPlanner, JoinStep, run_join
+from .calls import check_parameters, local_call, scalar_values
+from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
+from .probe import PartPlanner, splice
+from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
+from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
+from .split import SplitProbe, node_rows
+from ..temporal import kinds
+from ..temporal.kinds import KindStore
+from ..temporal.query import compile_query
+from ..temporal.values import NotComputed
+
+_CACHE_SIZE = 2048
+#: Longer queries are planned in a worker thread and not cached (parsing 600 KB takes ~3 s).
+_PLAN_INLINE_CHARS = 65_536
+#: A separated probe's product is evaluated when it has at most SMALL_PRODUCT tuples or at most
+#: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
+SMALL_PRODUCT = 10_000
+PRODUCT_RATIO = 100
+#: An algorithm CALL whose query needs at most 1 / SEEK_RATIO of its rows seeks them by identity
+#: rather than scanning every node for its bound value.
+SEEK_RATIO = 4
+
+
+class ExtensionPlanner:
+    """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
+
+    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
+                 constraints=None, datetime_kinds: KindStore | None = None):
+        self.registry = registry
+        #: the date-time kind written per property key (`temporal/kinds.py`), FalkorDB only
+        self.datetime_kinds = datetime_kinds if backend_kind == "falkordb" else None
+        #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
+        self.constraints = constraints if backend_kind == "falkordb" else None
+        self.backend_kind = backend_kind
+        self.probe_cache = probe_cache
+        self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
+        self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
+                       VirtualStep: self._run_virtual, JoinStep: self._run_join}
+        self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
+                                          backend_kind == "falkordb")
+        #: Neo4j analyses variables itself; the embedded database does not (cypher/semantics.py).
+        self._analyse = backend_kind == "falkordb"
+        if self._analyse:
+            self._triggers += bridges.triggers() + TEMPORAL_TRIGGERS
+
+    def _procedure_names(self) -> list[str]:
+        return ([p.name for p in self.registry.procedures()]
+                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable]
+                + [r.name for r in self.registry.rewrites(self.backend_kind)])
+
+    def _names(self) -> list[str]:
+        return [e.name for e in self.registry] + self._procedure_names()
+
+    async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
+        """The result of `query`; on FalkorDB, the date-time kinds it writes are recorded first
+        and the date-times it reads typed by them (`temporal/kinds.py`)."""
+        if self.datetime_kinds is None:
+            return await self._execute(query, params, runner)
+        database = runner.database or ""
+        if len(query) > _PLAN_INLINE_CHARS:
+            await asyncio.to_thread(kinds.prepare, query)
+        if not _EXPLAINED.match(query):
+            kinds.record_writes(self.datetime_kinds, database, query, params)
+        result = await self._execute(query, params, runner)
+        return kinds.typed(result, self.datetime_kinds, database, query, params)
+
+    async def _execute(self, query: str, params: dict[str, Any], runner) -> Result:
+        if len(query) <= _PLAN_INLINE_CHARS:
+            plan = self.plan(query)
+        else:
+            plan = await asyncio.to_thread(self._decide, query)
+        if plan is not None and plan.constant is not None:
+            answer, plan = plan.constant
+            try:
+                return ListResult(answer.columns, answer.run(params), Summary(database=runner.database))
+            except NotComputed:                 # the database path, as without the Python answer
+                if isinstance(plan, CypherError):
+                    raise plan from None
+        if plan is None:
+            return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
+        if plan.local is not None:
+            return await self._answer_locally(plan.local, plan.prefix, params, runner)
+        if plan.command is not None:
+            return await self._run_command(plan, params, runner)
+        if plan.derived:
+            params = {**params, **bridges.derive(plan.derived, params, explain=plan.prefix == "EXPLAIN")}
+        text = plan.text if plan.variants is None else self._variant(plan, params)
+        if plan.prefix == "EXPLAIN":
+            for step in plan.steps:
+                if isinstance(step, LateStep):
+                    text = text.replace(step.marker, step.render([]))
+            result = await runner.run(text, {**params, **plan.placeholders})
+            if plan.cartesian:
+                summary = await result.consume()
+                if bridges.notifications.shows_cartesian_product(summary.plan):
+                    summary.notifications.extend(plan.cartesian)
+            return result
+        values: dict[str, Any] = {}
+        for step in plan.steps:
+            if isinstance(step, LateStep):
+                result = await runner.run(step.probe, {**params, **values})
+                rows = await result.fetch(-1)
+                await result.consume()
+                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+            else:
+                bound = await self._run_step(step, {**params, **values}, runner)
+                values.update(bound)
+                if edits := _edits(step, bound):
+                    runner = _Rewriting(runner, edits)
+        if isinstance(runner, _Rewriting):
+            text = runner.rewrite(text)
+        result = await self._refusing(plan, self._run_statement(text, {**params, **values}, runner,
+                                                                plan.prefix == "EXPLAIN"))
+        if plan.zoned and (columns := bridges.zoned.utc_columns(plan.zoned, params)):
+            return bridges.zoned.ZonedColumns(result, columns)
+        return result
+
+    async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
+        """The statement itself; a write checked against the existence constraints the proxy keeps
+        (PROFILE runs the writes, so it is checked too; EXPLAIN runs nothing)."""
+        if self.constraints is None or explain or not existence.may_violate(text) \
+                or not (found := self.constraints.existence(runner.database)):
+            return await runner.run(text, params)
+        return await existence.run_checked(runner, text, params, found)
+
+    # -- planning
+
+    def _decide(self, query: str) -> Plan | None:
+        """The plan of `query`, or None when it goes to the backend unchanged (cached as `plan`).
+
+        Cheap text scan first: most queries need no parse at all."""
+        if not dialect.triggered(query, self._triggers) and not (self._analyse and semantics.suspect(query)):
+            return None
+        try:
+            return self._build(query)
+        except RecursionError:          # the tree's walks and rendering recurse on left-deep chains
+            raise syntax_error("The query chains too many labels or operators (`:A:B:...`, "
+                               "`a + b + ...`) for the proxy to plan its extension calls in it. "
+                               "Split the chain, or pass long lists as parameters.") from None
+
+    def _build(self, query: str) -> Plan | None:
+        kind = self.backend_kind
+        try:
+            tree = parse(query)
+        except CypherError:
+            if any(name.lower() in query.lower() for name in self._names()):
+                raise
+            return None            # a bridge-only trigger we cannot parse: let the database answer
+        if self._analyse:
+            semantics.check(tree)
+        answer = compile_query(tree, query) if kind == "falkordb" else None
+        if answer is None:
+            return self._plan_tree(tree, query)
+        try:
+            fallback = self._plan_tree(tree, query)
+        except CypherError as exc:
+            fallback = exc
+        return Plan(body=query, prefix=None, steps=[], placeholders={}, constant=(answer, fallback))
+
+    def _plan_tree(self, tree: A.Query, query: str) -> Plan | None:
+        kind = self.backend_kind
+        command = self._command(tree)
+        if command is not None:
+            return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
+        edits = dialect.alias_edits(tree, self.registry.__contains__)
+        derived, cartesian, after, conditional, zoned, refusals = {}, [], set(), {}, {}, []
+        if kind == "falkordb":
+            edits += dialect.falkordb_edits(tree, query)
+            bridged = bridges.bridge(tree, query)
+            edits += bridged.edits
+            derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
+            conditional, zoned, refusals = bridged.conditional, bridged.zoned, bridged.refusals
+        edits.sort(key=lambda e: (e[0], e[1]))
+        steps: list = []
+        placeholders: dict[str, Any] = {}
+        counter = count()
+        for part in tree.parts:
+            planner = PartPlanner(query, part, self.registry, kind, edits, counter)
+            planner.plan(JoinPlanner(planner))
+            steps += planner.steps
+            placeholders.update(planner.placeholders)
+        if not (edits or cartesian or after or conditional or zoned or tree.options and kind == "falkordb"):
+            return None
+        body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
+        variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
+        return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
+                    local=local_call(self.registry, kind, tree),
+                    options=tree.options if kind != "falkordb" else None,
+                    derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
+                    refusals=refusals)
+
+    @staticmethod
+    async def _refusing(plan: Plan, running) -> Result:
+        """The result of `running`; FalkorDB's error for a runtime refusal (bridges) becomes the
+        refusal's own message."""
+        try:
+            return await running
+        except CypherError as exc:
+            if plan.refusals and bridges.RUNTIME_REFUSAL in exc.message:
+                raise CypherError("Neo.ClientError.Statement.UnsupportedOperationError",
+                                  " / ".join(plan.refusals)) from None
+            raise
+
+    @staticmethod
+    def _variant(plan: Plan, params: dict[str, Any]) -> str:
+        """`plan.text` with the bridge edits this run's parameter types call for."""
+        query, start, edits, conditional, after = plan.variants
+        extra = bridges.variant_edits(conditional, params)
+        if not extra:
+            return plan.text
+        body = bridges.after_edits(splice(query, start, len(query), sorted(edits + extra, key=lambda e: (e[0], e[1]))),
+                                   after)
+        return " ".join(part for part in (plan.options, plan.prefix, body) if part)
+
+    def _command(self, tree: A.Query) -> tuple | None:
+        """(handler, node) when `tree` is a schema command the proxy runs on this backend."""
+        clauses = tree.parts[0].clauses
+        if len(tree.parts) != 1 or len(clauses) != 1:
+            return None
+        handler = self.registry.command(type(clauses[0]), self.backend_kind)
+        return (handler, clauses[0]) if handler is not None else None
+
+    # -- execution
+
+    async def _run_command(self, plan: Plan, params: dict[str, Any], runner) -> Result:
+        handler, node = plan.command
+        if plan.prefix == "EXPLAIN":
+            summary = Summary(database=runner.database, query_type="s")
+            summary.plan = {"operatorType": type(node).__name__, "identifiers": [], "arguments": {},
+                            "children": []}
+            return ListResult([], [], summary)
+        return await handler.run(node, params, self._call_context(runner), runner)
+
+    async def _run_step(self, step, params: dict[str, Any], runner) -> dict[str, Any]:
+        return await self._steps[type(step)](step, params, runner)
+
+    async def _run_probe(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        """The step's parameters: kept in the probe cache with the probe rows they came from
+        (a warm repeat computes nothing), else computed from the separated probes or the
+        combined one."""
+        key = self._values_key(step, params, runner)
+        if key is not None and (values := self.probe_cache.get(key)) is not None:
+            return values
+        values = await self._run_split(step, params, runner) if step.split is not None else None
+        if values is None:
+            rows = await self._probe_rows(step.text, params, runner)
+            values = {}
+            for site in step.sites:
+                values.update(await self._bind(site, rows, runner))
+        if key is not None:
+            self.probe_cache.put(key, values, estimate_value_bytes(values))
+        return values
+
+    def _values_key(self, step: ProbeStep, params: dict[str, Any], runner) -> Hashable | None:
+        """The probe cache key of a step's computed values: its probe's key (text, the parameters
+        it reads, graph state), the step, and the versions of the data its extensions read."""
+        cache = self.probe_cache
+        probe = cache.key(step.text, params, runner) if cache is not None else None
+        if probe is None:
+            return None
+        versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
+        return "values", step.token, probe, tuple(version() for version in versions)
+
+    async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
+        """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
+        cache = self.probe_cache
+        key = cache.key(text, params, runner) if cache is not None else None
+        if key is not None and (rows := cache.get(key)) is not None:
+            return rows
+        result = await runner.run(text, params)
+        rows = await result.fetch(-1)
+        await result.consume()
+        if key is not None:
+            cache.put(key, rows)
+        return rows
+
+    async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
+        """The parameters of one call; a big batch is computed in a worker thread."""
+        if len(rows) > site.ext.offload_above:
+            distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
+        else:
+            distinct = _distinct_arguments(site, rows, self.backend_kind)
+        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
+
+    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
+        prepared = await self._prepared(site, lambda: list(distinct.values()), runner)
+        if offload:
+            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared)
+        return _bind_distinct(site, distinct, prepared)
+
+    async def _prepared(self, site: Site, arguments, runner) -> tuple:
+        """The extra arguments of the site's evaluate functions: what its `prepare` (if any)
+        returns after seeing the `arguments()` tuples."""
+        if site.ext.prepare is None:
+            return ()
+        tuples = arguments()
+        if not tuples:
+            return ()
+        return (await site.ext.prepare(graph_context(runner), tuples),)
+
+    # -- separated probes (split.py)
+
+    async def _run_split(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
+        """The step's parameters from the node probe x the value probe; None: run the combined probe
+        (the product is too large for its sides, or an evaluator refused a combination)."""
+        split: SplitProbe = step.split
+        node_sides = await self._node_sides(split, params, runner)
+        values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+        n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
+        if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
+            return None
+        values: dict[str, Any] = {}
+        try:
+            for site, plan, node_side in zip(step.sites, split.sites, node_sides):
+                values.update(await self._compute_product(site, plan, node_side, values_rows, runner))
+        except CypherError:
+            return None
+        return values
+
+    async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
+        """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
+        cache = self.probe_cache
+        key = cache.key(split.node_text, params, runner) if cache is not None else None
+        if key is not None:
+            # Calls of other queries share the node probe's text, not the argument objects
+            # (`n.temp` vs `n.power`: PropertyRefs of another key).
+            key = (key, tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args))
+            if (sides := cache.get(key)) is not None:
+                return sides
+        result = await runner.run(split.node_text, params)
+        groups = await result.fetch(-1)
+        await result.consume()
+        nodes = node_rows(groups)
+        sides = [_node_side(plan, nodes, self.backend_kind) for plan in split.sites]
+        if key is not None:
+            cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
+        return sides
+
+    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
+        offload = len(node_side) * len(values_rows) > site.ext.offload_above
+        value_side = _value_side(plan, values_rows, self.backend_kind)
+        prepared = await self._prepared(
+            site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
+        if offload:
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared)
+        return _bind_product(site, node_side, value_side, prepared)
+
+    async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        bound = [None if expr is None else constant(expr, params) for expr in step.bound]
+        return await run_join(step, bound, params, graph_context(runner))
+
+    async def _run_algorithm(self, step: AlgorithmStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        procedure = step.procedure
+        arguments = dict(procedure.parameters)
+        if step.arguments is not None:
+            given = constant(step.arguments, params)
+            if not isinstance(given, dict):
+                raise argument_error(f"{procedure.name}() takes a map of parameters, got {given!r}")
+            check_parameters(procedure, given)
+            arguments.update(given)
+        node_id = bind.node_index_expr(self.backend_kind, "{}")        # a template for the procedure
+        if procedure.run is not None:
+            computed = await procedure.run(graph_context(runner), arguments, node_id)
+        else:
+            result = await runner.run(procedure.graph_query(arguments, node_id), params)
+            rows = await result.fetch(-1)
+            await result.consume()
+            if len(rows) > procedure.offload_above:
+                computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
+            else:
+                computed = procedure.evaluate(arguments, rows)
+        if scalar_values(procedure):
+            return _bind_values(step, computed, params)
+        return step.lookup.bind((key, (), list(row)) for key, row in computed.items())
+
+
+    async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
+        arguments = [constant(arg, params) for arg in step.arguments]
+        rows = await step.procedure.answer(self._call_context(runner), arguments)
+        return {step.param: _bindable(rows) if self.backend_kind == "falkordb" else rows}
+
+    async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
+                              runner) -> Result:
+        """A lone virtual CALL: the rows come from Python; EXPLAIN shows a one-operator plan."""
+        summary = Summary(database=runner.database, query_type=_QUERY_TYPES.get(call.procedure.mode, "r"))
+        operator = {"operatorType": "ProcedureCall", "identifiers": call.columns,
+                    "arguments": {"Details": call.procedure.signature or call.procedure.name},
+                    "children": []}
+        if prefix == "EXPLAIN":
+            summary.plan = operator
+            return ListResult([], [], summary)
+        arguments = [constant(arg, params) for arg in call.arguments]
+        rows = await call.procedure.answer(self._call_context(runner), arguments)
+        positions = [call.procedure.yields.index(f) for f in call.fields]
+        records = [[row[i] for i in positions] for row in rows]
+        if prefix == "PROFILE":
+            summary.profile = {**operator, "rows": len(records), "dbHits": 0}
+        return ListResult(call.columns, records, summary)
+
+    def _call_context(self, runner) -> CallContext:
+        backend = runner.backend
+        return CallContext(graph_context(runner), self.registry, self.backend_kind,
+                           runner.user, dict(runner.metadata or {}),
+                           lambda: backend.databases(runner.credentials), backend.default_database)
+
+
+#: Neo4j's query type for a procedure by its mode.
+_QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
+
+
+def graph_context(runner) -> GraphContext:
+    """What an evaluator may know of the graph `runner`'s queries see."""
+
+    async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
+        result = await runner.run(query, params)
+        rows = await result.fetch(-1)
+        await result.consume()
+        return rows
+
+    async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
+        result = await runner.run(query, params)
+        while rows := await result.fetch(batch):
+            yield rows
+        await result.consume()
+    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
+
+
+def _bind_values(step: AlgorithmStep, computed: Mapping[Any, tuple], params: dict[str, Any]) -> dict[str, Any]:
+    """One value per node -> the parameters of the rows the query needs (`reduce.py`): a few
+    are bound as [identity, value] pairs the rewritten CALL seeks (`AlgorithmStep.edits`), many
+    as the lookup its scan of every node reads."""
+    if isinstance(computed, ValueColumn):
+        ids, values = computed.ids, computed.values
+    else:
+        ids = np.array(list(computed), dtype=object)
+        values = np.array([value for (value,) in computed.values()])
+    keep = step.reduction.keep(values, params) if step.reduction is not None else None
+    if keep is not None:
+        ids, values = ids[keep], values[keep]
+        if len(ids) * SEEK_RATIO <= len(keep):
+            return {seek_param(step.lookup.param): [list(pair) for pair in zip(ids.tolist(), values.tolist())]}
+    return step.lookup.bind(zip(ids.tolist(), repeat(()), values.tolist()))
+
+
+def _bindable(value: Any) -> Any:
+    """Rows as FalkorDB can take them as a parameter: its parameters are literals, so the
+    virtual nodes and relationships of schema procedures travel as their property maps."""
+    if isinstance(value, list):
+        return [_bindable(v) for v in value]
+    if isinstance(value, (Node, Relationship)):
+        return _bindable(value.properties)
+    if isinstance(value, dict):
+        return {k: _bindable(v) for k, v in value.items()}
+    return value
+
+
+def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+    """Probe rows -> {key: argument tuple}, one entry per distinct argument tuple.
+
+    Rows are deduplicated by the database-computed index and keys before any argument object
+    is built, and each node's `NodeRef` is built once.
+    """
+    index_col = None
+    if site.index_arg is not None:
+        arg = site.args[site.index_arg]
+        index_col = arg.id_col if kind == "falkordb" else arg.eid_col
+    makers = [_argument_maker(arg, kind) for arg in site.args]
+    key_of = _key_getter(index_col, site.key_cols)
+    distinct: dict[tuple, tuple] = {}
+    for row in rows:
+        key = key_of(row)
+        if key in distinct or (index_col is not None and key[0] is None):
+            continue
+        args = tuple([make(row) for make in makers])
+        if _MISSING not in args:
+            distinct[key] = args
+    return distinct
+
+
+def _node_side(plan, nodes: list[list[Any]], kind: str) -> dict[Any, tuple]:
+    """Node rows of a separated probe -> {node index: node-side arguments} (see `split.py`)."""
+    makers = [_argument_maker(arg, kind) for arg in plan.node_args]
+    index = plan.node_args[plan.index]
+    id_col = index.id_col if kind == "falkordb" else index.eid_col
+    side: dict[Any, tuple] = {}
+    for row in nodes:
+        if row[id_col] not in side:
+            side[row[id_col]] = tuple([make(row) for make in makers])
+    return side
+
+
+def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+    """Value rows of a separated probe -> {value keys: value-side arguments}; each combination
+    with a node side's entry is one distinct argument tuple."""
+    makers = [_argument_maker(arg, kind) for arg in plan.value_args]
+    side: dict[tuple, tuple] = {}
+    for row in values_rows:
+        key = tuple([row[col] for col in plan.value_keys])
+        if key not in side:
+            side[key] = tuple([make(row) for make in makers])
+    return side
+
+
+def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple) -> dict[str, Any]:
+    """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
+    nodes, values = list(node_side.values()), list(value_side.values())
+    if not nodes or not values:              # no rows (or a write between the two probes)
+        return site.lookup.bind([])
+    width = len(values)
+    ext = site.ext
+    if ext.evaluate_product is not None:
+        rows = ext.evaluate_product(nodes, values, *prepared)
+        if len(rows) != len(nodes) or any(len(row) != width for row in rows):
+            raise database_error(f"{ext.name}() returned a product of the wrong shape for "
+                                 f"{len(nodes)} x {width} inputs")
+    else:
+        flat = ext.evaluate([a + b for a in nodes for b in values], *prepared)
+        if len(flat) != len(nodes) * width:
+            raise database_error(f"{ext.name}() returned {len(flat)} values for {len(nodes) * width} inputs")
+        rows = [flat[i:i + width] for i in range(0, len(flat), width)]
+    return site.lookup.bind_grid(list(node_side), list(value_side), rows)
+
+
+def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple) -> dict[str, Any]:
+    """`evaluate` once over the distinct argument tuples -> the site's parameters."""
+    values = site.ext.evaluate(list(distinct.values()), *prepared) if distinct else []
+    if len(values) != len(distinct):
+        raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
+    return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
+
+
+def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text, replacement) for the forms `bound` takes that the planned text does not read:
+    grid calls bound sparse, algorithm rows bound to be sought."""
+    if isinstance(step, ProbeStep):
+        return bind.sparse_edits((site.lookup for site in step.sites), bound)
+    if isinstance(step, AlgorithmStep):
+        return step.edits(bound)
+    return []
+
+
+class _Rewriting:
+    """A runner whose queries read values in the form they were bound in (`_edits`)."""
+
+    def __init__(self, runner, edits: list[tuple[str, str]]):
+        if isinstance(runner, _Rewriting):
+            runner, edits = runner._runner, runner._edits + edits
+        self._runner, self._edits = runner, edits
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner, name)
+
+    def rewrite(self, text: str) -> str:
+        for old, new in self._edits:
+            text = text.replace(old, new)
+        return text
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        return await self._runner.run(self.rewrite(query), params)
+
+
+_MISSING = object()
+#: Queries that may be temporal work the planner answers in Python (temporal/query.py).
+TEMPORAL_TRIGGERS = tuple((word, re.compile(r"(?:date|time|duration)(?:\.\w+)?\s*\("))
+                          for word in ("date", "time", "duration"))
+#: EXPLAIN before a statement the planner passes through as it is.
+_EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
+
+
+def _key_getter(index_col: int | None, key_cols: list[int]):
+    """row -> (index or None, key1, key2, ...), the identity of a distinct argument tuple."""
+    if index_col is None:
+        if not key_cols:
+            return lambda row: (None,)
+        getter = itemgetter(*key_cols)
+        return (lambda row: (None, getter(row))) if len(key_cols) == 1 else (lambda row: (None, *getter(row)))
+    if not key_cols:
+        return lambda row: (row[index_col],)
+    return itemgetter(index_col, *key_cols)
+
+
+def _argument_maker(arg, kind: str):
+    """A function: probe row -> this argument as the evaluator gets it
+    (NodeRef/PropertyRef/RelationshipRef/value)."""
+    if arg.kind == "value":
+        return itemgetter(arg.value_col)
+    refs: dict[Any, Any] = {}
+
+    def make(row):
+        entity_id = row[arg.id_col]
+        if entity_id is None:
+            return _MISSING
+        ref = refs.get(entity_id)
+        if ref is None:
+            element_id = str(entity_id) if kind == "falkordb" else row[arg.eid_col]
+            refs[entity_id] = ref = _reference(arg, entity_id, element_id, row)
+        return ref
+    return make
+
+
+def _reference(arg, entity_id: int, element_id: str, row) -> NodeRef | PropertyRef | RelationshipRef:
+    if arg.kind == "relationship":
+        return RelationshipRef(entity_id, element_id, row[arg.labels_col])
+    node = NodeRef(entity_id, element_id, tuple(row[arg.labels_col] or ()),
+                   {name: row[col] for name, col in arg.prop_cols})
+    return PropertyRef(node, arg.key) if arg.kind == "property" else node

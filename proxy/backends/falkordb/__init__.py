@@ -1,0 +1,13 @@
+"""The embedded FalkorDB backend: two `redis-server`s with the FalkorDB module, a primary and a
+replica fed through a relay the proxy owns, behind `core.backend`'s interface.
+
+- `backend`: `FalkorDBBackend`, the hub (lifecycle, routing a statement to a server, the
+  writer lock, crash and timeout handling) and `FalkorDBResult`.
+- `statement`: a client query analysed once (command, text, may it write); `graph`: per-graph
+  state; `endpoint`: connections to one server; `stream`: a reply read as it is fetched.
+- `tx`: explicit transactions as a state machine; `pair`: the primary/replica pair and its
+  crash-recovery rules; `relay`: the replication link the proxy owns; `server`: one process.
+- `guards`: inputs that crash or wedge FalkorDB, refused; `upkeep`: work-arounds for its known
+  corruption bugs; `errors`: its client errors as Neo4j's; `params`/`values`: parameters in,
+  values out.
+"""

@@ -1,0 +1,606 @@
+"""The embedded FalkorDB backend: launches the servers, speaks RESP on their Unix sockets.
+
+Talks raw `redis.asyncio` (hiredis) rather than the `falkordb` client: the proxy serialises
+parameters and converts values itself (`falkordb.values`), and decoding the compact reply
+directly is several times faster than the client's per-cell coroutines.
+
+FalkorDB has no multi-statement transactions. The proxy provides them with a primary and a
+held replica (`falkordb/pair.py`, `falkordb/tx.py`): a write transaction holds the replica at
+the committed state; COMMIT releases it, ROLLBACK promotes it. Every write (auto-commit or in a
+transaction) takes one writer lock, so a rollback never erases another client's write. A
+write still running past its timeout is undone the same way (`_bounded_write`): FalkorDB
+itself stops a query only while it reads.
+
+Reads never wait for the writer lock. While a transaction holds the replica, other clients'
+reads go to the replica, which is the committed state (read committed); a transaction's own
+reads go to the primary and see its writes. Reads are sent as `GRAPH.RO_QUERY`: FalkorDB itself
+refuses one that writes, and the statement is re-run as a write, so a write the text scan
+missed still takes the lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import logging
+import re
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from redis.exceptions import RedisError, ResponseError
+
+from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from proxy.backends.falkordb.endpoint import Endpoint
+from proxy.backends.falkordb.errors import COMPILE_TIME, TIMED_OUT
+from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
+from proxy.backends.falkordb.guards import check_query
+from proxy.backends.falkordb.pair import ServerPair, name_tables
+from proxy.backends.falkordb.statement import Statement
+from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
+from proxy.backends.falkordb.params import lift_long_strings
+from proxy.backends.falkordb.tx import FalkorDBTransaction, WriteAborted
+from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, sweep_query, touch_query
+from proxy.backends.falkordb.values import (
+    Schema, SchemaMiss, decode, decode_row, parse_plan, parse_stats, plan_query_type,
+)
+from core.errors import CypherError, unauthorized, unavailable
+
+log = logging.getLogger("proxy.falkordb")
+_MAX_TIMEOUT_MS = 120_000            # the server's TIMEOUT_MAX
+#: Graph keys the earlier GRAPH.COPY transactions left behind; dropped at start (see `start`).
+SNAPSHOT_PREFIX = "__proxy_tx_snapshot__:"
+READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting database
+TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query is ended by the proxy
+CRASH_LIMIT = 2                        # crashes of the database after which a statement is refused
+_CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
+ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
+#: The bookmarks `next_bookmark` issues.
+_BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
+
+
+class FalkorDBResult(Result):
+    """Records of one reply, read from its connection as they are fetched (`ReplyStream`).
+
+    The statistics come at the end of FalkorDB's reply, so the summary is complete once the
+    rows are read. A read-only result abandoned before its end closes its connection instead
+    of reading the rest; a writing one is read to the end for its counters.
+    """
+
+    def __init__(self, backend: FalkorDBBackend, graph: Graph, statement: Statement, keys: list[str],
+                 endpoint: Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None,
+                 names_before: set[str] | None = None):
+        self.keys = keys
+        self._backend, self._graph, self._statement = backend, graph, statement
+        self._endpoint = endpoint
+        self._stream: ReplyStream | None = stream
+        self._summary = summary
+        self._tx = tx
+        self._names_before = names_before           # a write that may add a name (`_upkeep`)
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        if self._stream is None:
+            return []
+        if self._tx is not None:
+            self._tx.touch()
+        try:
+            raw = await self._stream.rows(n)
+        except ReplyCut:
+            await self._finish()
+            raise await self._backend._reply_cut(self._endpoint) from None
+        while True:
+            try:
+                batch = [decode_row(row, self._graph.schema) for row in raw]
+                break
+            except SchemaMiss:
+                await self._backend._refresh_schema(self._graph)
+        if not self._stream.remaining:
+            await self._finish()
+        return batch
+
+    async def consume(self) -> Summary:
+        if self._stream is not None:
+            await self._finish()
+        return self._summary
+
+    async def _finish(self) -> None:
+        stream, self._stream = self._stream, None
+        try:
+            if stream.broken or (stream.remaining and not self._statement.may_write):
+                stream.broken = True          # nothing to count (or no way to): drop the connection
+                stats: list = []
+            else:
+                stats = await stream.statistics()
+        except ReplyCut:
+            raise await self._backend._reply_cut(self._endpoint) from None
+        finally:
+            await self._endpoint.release(stream)
+        self._summary.stats = parse_stats(stats)
+        self._summary.query_type = _query_type(self._statement, self.keys, self._summary.stats)
+        if not self._summary.stats:                 # changed nothing: its effects carried no name
+            await self._backend._check_names(self._graph, self._names_before)
+
+
+class FalkorDBBackend(Backend):
+    """Embedded FalkorDB over RESP; database `neo4j` is the graph key `neo4j`."""
+
+    kind = "falkordb"
+    default_database = "neo4j"
+
+    def __init__(self, data_dir: Path, *, user: str = "neo4j", password: str = "password",
+                 persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0,
+                 idle_timeout: float | None = 60.0, query_timeout: float = 30.0,
+                 max_unread_result: int = 64 << 20, unread_result_timeout: float = 30.0):
+        super().__init__()
+        self.pair = ServerPair(data_dir, persistent=persistent, on_restart=self._on_restart,
+                               graph_keys=(self.default_database, SYSTEM_KEY))
+        self.query_timeout = query_timeout
+        self.max_unread_result, self.unread_result_timeout = max_unread_result, unread_result_timeout
+        self._limits_set_on: tuple[int, str] | None = None     # (generation, primary) last limited
+        self._user, self._password = user, password
+        self._max_connections = max_connections
+        self.lock_timeout = lock_timeout
+        self.idle_timeout = idle_timeout
+        self._writer = asyncio.Lock()
+        self._endpoints: dict[str, Endpoint] = {}
+        self._graphs: dict[str, Graph] = {}
+        self._bookmarks = itertools.count(1)
+        self._started = False
+        #: How often each statement (by its text with parameters) ended with the server crashing.
+        self._crashes: OrderedDict[int, int] = OrderedDict()
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        await self.pair.start()
+        self._started = True
+        self._endpoints = {s.name: Endpoint(s, self._max_connections) for s in (self.pair.primary, self.pair.replica)}
+        await self._apply_limits()
+        await self._drop_old_snapshots()
+        await self._sweep_touch_nodes()
+
+    async def stop(self) -> None:
+        if not self._started:
+            return
+        self._started = False
+        for endpoint in self._endpoints.values():
+            await endpoint.close()
+        self._endpoints = {}
+        await self.pair.stop()
+        self._graphs.clear()
+
+    async def _apply_limits(self) -> None:
+        """The default query timeout and the unread-result limit, on the primary (again after a
+        restart or a promotion). Redis disconnects a connection whose unsent reply stays above
+        `max_unread_result` bytes for `unread_result_timeout` seconds (checked every 100 ms even
+        while nothing is written), which releases the result. (Settings, not runtime commands,
+        belong in the servers' configuration: commands sent to a syncing replica upset it.)"""
+        key = (self.pair.generation, self.pair.primary.name)
+        timeout_ms = _timeout_ms(self.query_timeout) or _MAX_TIMEOUT_MS
+        primary = self._primary()
+        await primary.call("GRAPH.CONFIG", "SET", "TIMEOUT_MAX", max(timeout_ms, _MAX_TIMEOUT_MS))
+        await primary.call("GRAPH.CONFIG", "SET", "TIMEOUT_DEFAULT", timeout_ms)
+        await primary.call("CONFIG", "SET", "client-output-buffer-limit",
+                           f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
+        self._limits_set_on = key
+
+    async def _reply_cut(self, endpoint: Endpoint) -> CypherError:
+        """Why a reply stopped half-way: the unread-result limit if the server still answers."""
+        try:
+            await asyncio.wait_for(endpoint.call("PING"), 5)
+        except (CypherError, asyncio.TimeoutError):
+            return unavailable("Lost the embedded FalkorDB in the middle of a reply.")
+        return CypherError("Neo.ClientError.Transaction.TransactionTimedOut",
+                           f"The rest of this result was released unread: it held more than "
+                           f"{self.max_unread_result / 2**20:g} MiB in the database for more than "
+                           f"{self.unread_result_timeout:g} s without being pulled "
+                           "(--max-unread-result, --unread-result-timeout). Pull results as you "
+                           "run them, or page them with SKIP/LIMIT.")
+
+    async def compact(self) -> None:
+        """Rewrite the primary's append-only file now (after a bulk load: restarts stay fast)."""
+        await self._primary().call("BGREWRITEAOF")
+
+    async def _drop_old_snapshots(self) -> None:
+        """Earlier versions copied the graph per transaction; a copy left by a crash could be
+        stale (the copy step could be interrupted), so restoring it might undo acknowledged
+        writes. It is dropped instead, and the drop is logged."""
+        for key in await self._primary().call("GRAPH.LIST"):
+            if key.decode().startswith(SNAPSHOT_PREFIX):
+                await self._primary().call("GRAPH.DELETE", key)
+
+    async def _sweep_touch_nodes(self) -> None:
+        """Delete any node of the proxy's own that a crash left (`falkordb.upkeep.sweep_query`):
+        a client must never see or count one."""
+        primary = self._primary()
+        for key in await primary.call("GRAPH.LIST"):
+            labels = _column(await primary.call("GRAPH.RO_QUERY", key, "CALL db.labels()"))
+            query = sweep_query(labels)
+            if query:
+                reply = await primary.call("GRAPH.QUERY", key, query)
+                if any(line.startswith(b"Nodes deleted") for line in reply[-1]):
+                    log.warning("removed a node the proxy had left in graph %r (a crash while it grew the "
+                                "label matrices)", key.decode())
+
+    async def _on_restart(self) -> None:
+        for endpoint in self._endpoints.values():
+            await endpoint.reset()
+        self.forget_schemas()
+
+    # ------------------------------------------------------------------ Backend API
+
+    async def authenticate(self, auth: dict[str, Any]) -> Any:
+        principal, credentials = auth.get("principal"), auth.get("credentials")
+        if (auth.get("scheme") != "basic" or not isinstance(principal, str)
+                or not isinstance(credentials, str)):
+            raise unauthorized()
+        ok_user = hmac.compare_digest(principal.encode(), self._user.encode())
+        ok_password = hmac.compare_digest(credentials.encode(), self._password.encode())
+        if not (ok_user and ok_password):
+            raise unauthorized()
+        return principal
+
+    def check_query(self, query: str, params: dict[str, Any]) -> None:
+        lifted = lift_long_strings(query, params)   # long string literals travel as parameters
+        check_query(lifted.query, lifted.params)
+
+    async def databases(self, credentials: Any) -> list[str]:
+        names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
+        graphs = sorted(n for n in names if not n.startswith(SNAPSHOT_PREFIX)
+                        and n not in (self.default_database, SYSTEM_KEY))
+        return [self.default_database, *graphs]
+
+    async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
+        graph = await self._graph(config.database)
+        statement = await self.prepare(query, params, config.mode)
+        if not statement.may_write:
+            try:
+                return self._bookmarked(await self.execute(graph, statement, config.timeout))
+            except CypherError as exc:
+                if exc.code != ACCESS_MODE or config.mode == "r":
+                    raise
+                statement = statement.as_write()
+        await self.acquire_writer(config.timeout)
+        try:
+            if self.pair.names_lost:
+                await self.pair.heal_lost_names()
+            result = await self.execute(graph, statement, config.timeout)
+        finally:
+            self.release_writer()
+            self.note_write(graph.name)
+        return self._bookmarked(result)
+
+    async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
+        return FalkorDBTransaction(self, await self._graph(config.database), config, self.idle_timeout)
+
+    def next_bookmark(self) -> str:
+        return f"FB:{next(self._bookmarks)}"
+
+    def check_bookmarks(self, bookmarks: tuple[str, ...]) -> None:
+        """Every write is applied before its bookmark is issued, so any bookmark of ours is
+        satisfied; anything else was not issued here (Neo4j: InvalidBookmark, no retry)."""
+        for bookmark in bookmarks:
+            if not isinstance(bookmark, str) or not _BOOKMARK.fullmatch(bookmark):
+                shown = repr(bookmark) if len(repr(bookmark)) <= 200 else repr(bookmark)[:200] + "..."
+                raise CypherError("Neo.ClientError.Transaction.InvalidBookmark",
+                                  f"Supplied bookmark {shown} was not issued by this server: its bookmarks "
+                                  "look like 'FB:<number>'. Pass on only bookmarks the server returned, "
+                                  "unchanged.")
+
+    # ------------------------------------------------------------------ for transactions
+
+    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
+        return Statement(query, params, mode)
+
+    async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
+        """`statement`, built in a worker thread when the parameters are bulky (writing them
+        into the query header takes ~0.2 s per million numbers)."""
+        bulky = sum(len(v) for v in (params or {}).values() if isinstance(v, (list, tuple, dict, str)))
+        if bulky > _BULKY_ITEMS:
+            return await asyncio.to_thread(Statement, query, params, mode)
+        return Statement(query, params, mode)
+
+    async def acquire_writer(self, tx_remaining: float | None) -> None:
+        """Wait for the writer lock, at most `lock_timeout` (a TransientError: retry) or what is
+        left of the transaction's own timeout (LockClientStopped: a ClientError, no retry)."""
+        stopped_by_tx = tx_remaining is not None and tx_remaining < self.lock_timeout
+        wait = tx_remaining if stopped_by_tx else self.lock_timeout
+        try:
+            await asyncio.wait_for(self._writer.acquire(), wait)
+        except asyncio.TimeoutError:
+            if stopped_by_tx:
+                raise CypherError("Neo.ClientError.Transaction.LockClientStopped",
+                                  f"The transaction's timeout ran out after {wait:g} s waiting for the "
+                                  "write lock: another transaction is writing.") from None
+            raise CypherError("Neo.TransientError.Transaction.LockAcquisitionTimeout",
+                              f"Waited {wait:g} s for the write lock: another transaction is writing. "
+                              "Retry later.") from None
+
+    def release_writer(self) -> None:
+        self._writer.release()
+
+    def forget_schemas(self) -> None:
+        """Ids of labels, types and keys may have changed, and label matrices may lag (a
+        rollback or a restart)."""
+        for graph in self._graphs.values():
+            graph.schema = Schema()
+            graph.labels_may_lag = True
+            graph.names = None
+
+    async def execute(self, graph: Graph, statement: Statement, timeout: float | None,
+                      tx: FalkorDBTransaction | None = None) -> Result:
+        """Send one statement to the server it belongs on (see the module docstring)."""
+        if graph.system and statement.may_write:
+            raise _not_a_system_command(statement)
+        if self._crashes.get(hash(statement.text), 0) >= CRASH_LIMIT:
+            raise _crashes_the_database()
+        await self._ready()
+        if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
+            await self._apply_limits()                          # a restart or a promotion
+        names_before = await self._upkeep(graph, statement) if statement.may_write else None
+        reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
+        endpoint = self._replica() if reads_committed else self._primary()
+        summary = Summary(database=graph.name)
+        if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
+            try:
+                reply = await endpoint.call(statement.command, graph.key, statement.text)
+            finally:
+                await self._check_names(graph, names_before)   # PROFILE: no counters to tell
+            plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
+            summary.query_type = plan_query_type(plan)
+            if statement.command == "GRAPH.EXPLAIN":
+                summary.plan = plan
+            else:
+                summary.profile = plan
+            return ListResult([], [], summary)
+        args = [statement.command, graph.key, statement.text, "--compact"]
+        timeout_ms = _timeout_ms(timeout)
+        if timeout_ms:
+            args += ["timeout", timeout_ms]
+        stream = await endpoint.stream()
+        try:
+            bound = timeout or self.query_timeout
+            if statement.may_write and bound:
+                names = await self._bounded_write(stream, args, bound, tx, statement)
+            elif bound:
+                names = await read_within(stream, args, bound)
+            else:
+                names = await stream.query(*args)
+        except (OSError, asyncio.IncompleteReadError, ReplyCut) as exc:
+            raise await self._lost(endpoint, statement, exc) from None
+        except CypherError as exc:
+            if graph.system and exc.code == ACCESS_MODE:
+                raise _not_a_system_command(statement) from None
+            if not isinstance(exc, WriteAborted):    # (that one switched to the replica)
+                await self._check_names(graph, names_before)
+            raise
+        finally:
+            if stream.idle or stream.broken:          # an error reply, or a lost connection
+                await endpoint.release(stream)
+        keys = [statement.column(name) for name in names]
+        summary.query_type = _query_type(statement, keys, {})
+        return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx, names_before)
+
+    async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
+                             tx: FalkorDBTransaction | None, statement: Statement) -> list[str]:
+        """Run a write (with the writer lock held) and end it at `timeout`, as Neo4j does:
+        FalkorDB stops a query only while it reads, so past the timeout (and a grace for
+        FalkorDB's own error) the proxy undoes the write with `ServerPair.abort_write`. The
+        timeout also covers waiting for the replica that makes this possible (`write_mark`)."""
+        held = tx is not None and tx.holds_replica
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout + TIMEOUT_GRACE
+        mark = None if held else await self.pair.write_mark(within=timeout)
+        reply = asyncio.ensure_future(stream.query(*args))
+        reply.add_done_callback(lambda done: done.cancelled() or done.exception())   # read here or by the caller
+        try:
+            try:
+                return await asyncio.wait_for(asyncio.shield(reply), deadline - loop.time())
+            except asyncio.TimeoutError:
+                pass
+            except CypherError as exc:
+                if statement.creates and exc.code not in COMPILE_TIME:      # ids undone: realign
+                    if held:
+                        self.pair.ids_undone = True          # (the transaction's end does it)
+                    else:
+                        await self.pair.discard_failed_write(mark)
+                raise
+            if not await self.pair.abort_write(mark, reply):
+                return await reply                          # it reached the replica: committed
+            self.forget_schemas()
+            raise WriteAborted(f"The transaction has been terminated and rolled back: a write ran past "
+                               f"its timeout of {timeout:g} s. The embedded FalkorDB cannot stop a "
+                               "write that is changing the graph, so the proxy undid it by switching "
+                               "to its replica. Write less per statement (CALL {} IN TRANSACTIONS), "
+                               "or raise the timeout.")
+        finally:
+            if not reply.done():
+                reply.cancel()
+                await asyncio.gather(reply, return_exceptions=True)
+
+    async def _lost(self, endpoint: Endpoint, statement: Statement, exc: BaseException) -> CypherError:
+        """The connection broke mid-statement. If the server crashed, the statement is counted:
+        one that crashed it `CRASH_LIMIT` times is refused from then on, rather than retried by
+        the driver into a restart loop that stops everyone's work (a FalkorDB bug it hits)."""
+        for _ in range(50):                   # the exit is seen within milliseconds of the cut
+            if endpoint.server.crashed:
+                key = hash(statement.text)
+                self._crashes[key] = self._crashes.pop(key, 0) + 1
+                while len(self._crashes) > _CRASHES_KEPT:
+                    self._crashes.popitem(last=False)
+                if self._crashes[key] >= CRASH_LIMIT:
+                    log.error("a statement crashed the embedded FalkorDB %d times; it is refused from now on",
+                              CRASH_LIMIT)
+                    return _crashes_the_database()
+                break
+            if not endpoint.server.running:
+                break
+            await asyncio.sleep(0.01)
+        return unavailable(f"Lost the embedded FalkorDB: {exc!r}")
+
+    # ------------------------------------------------------------------ FalkorDB's bookkeeping
+
+    async def _upkeep(self, graph: Graph, statement: Statement) -> set[str] | None:
+        """Before a write (writer lock held), what FalkorDB 4.16 gets wrong (falkordb/upkeep.py):
+        grow the label matrices before a delete; if the write may add a name, the primary's
+        names now (for `_check_names` once it ended), else None."""
+        if statement.deletes and graph.labels_may_lag:
+            await self._grow_label_matrices(graph)
+        if statement.creates:
+            graph.labels_may_lag = True
+        names = statement.names()
+        if names is not None and graph.names is not None and names <= graph.names:
+            return None
+        graph.names = await self._primary_names(graph)
+        return None if names is not None and names <= graph.names else graph.names
+
+    async def _check_names(self, graph: Graph, before: set[str] | None) -> None:
+        """After a write that may have added a name and failed or changed nothing (so its effects
+        carried no name): if the primary's names grew, the replica lacks one; heal it."""
+        if before is None:
+            return
+        try:
+            graph.names = await self._primary_names(graph)
+            if graph.names - before:
+                await self.pair.heal_lost_names()
+        except CypherError as exc:
+            log.warning("could not compare the embedded database's names after a write: %s", exc.message)
+
+    async def _primary_names(self, graph: Graph) -> set[str]:
+        try:
+            tables = await name_tables(self._primary().client, [graph.key])
+        except ResponseError:                       # no such graph yet: no names
+            return set()
+        except (RedisError, OSError) as exc:
+            raise unavailable(f"Lost the embedded FalkorDB: {exc}") from None
+        return {name.decode() for table in tables for name in table}
+
+    async def _grow_label_matrices(self, graph: Graph) -> None:
+        primary = self._primary()
+        try:
+            tables = [_column(await primary.call("GRAPH.RO_QUERY", graph.key, query))
+                      for query in ("CALL db.labels()", CONSTRAINED_KEYS, "CALL db.propertyKeys()")]
+            query = touch_query(*tables)
+            if query:
+                await primary.call("GRAPH.QUERY", graph.key, query)
+        except CypherError as exc:
+            if exc.code.startswith("Neo.TransientError."):
+                raise
+            log.warning("could not grow the label matrices of graph %r before a delete: %s", graph.key, exc.message)
+        graph.labels_may_lag = False
+
+    # ------------------------------------------------------------------ internals
+
+    def _primary(self) -> Endpoint:
+        return self._endpoints[self.pair.primary.name]
+
+    def _replica(self) -> Endpoint:
+        return self._endpoints[self.pair.replica.name]
+
+    async def _ready(self) -> None:
+        if not self._started:
+            raise unavailable("The embedded FalkorDB is not running.")
+        if not self.pair.ready.is_set():
+            try:
+                await asyncio.wait_for(self.pair.ready.wait(), READY_TIMEOUT)
+            except asyncio.TimeoutError:
+                raise unavailable(f"The embedded FalkorDB is restarting and was not back within "
+                                  f"{READY_TIMEOUT:g} s.") from None
+
+    def _bookmarked(self, result: Result) -> Result:
+        result._summary.bookmark = self.next_bookmark()
+        return result
+
+    async def _graph(self, database: str | None) -> Graph:
+        name = database or self.default_database
+        if name.lower() in ("system", self.default_database):
+            name = name.lower()
+        else:
+            name = await self._graph_key(name)
+        if name not in self._graphs:
+            self._graphs[name] = Graph(name)
+        return self._graphs[name]
+
+    async def _graph_key(self, name: str) -> str:
+        """The graph key of database `name`, matched as Neo4j matches names: ignoring case."""
+        keys = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
+        found = [k for k in keys if k.lower() == name.lower() and not k.startswith(SNAPSHOT_PREFIX)]
+        if not found:
+            raise CypherError("Neo.ClientError.Database.DatabaseNotFound",
+                              f"Database does not exist. Database name: '{name}'.")
+        return name if name in found else found[0]
+
+    async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
+                         properties: tuple[str, ...]) -> None:
+        """`GRAPH.CONSTRAINT CREATE|DROP <graph> UNIQUE|MANDATORY NODE|RELATIONSHIP <label>
+        PROPERTIES <n> <p>...` (FalkorDB has constraints only as this command; it builds them in
+        the background, see `db.constraints()` for their status)."""
+        graph = await self._graph(database)
+        await self._ready()
+        if not self._writer.locked():      # (a schema transaction that wrote holds it: its hold rebuilt)
+            await self.acquire_writer(None)
+            try:
+                await self.pair.rebuild_loaded_indexes(self.query_timeout)    # before the replica applies it
+            finally:
+                self.release_writer()
+        await self._primary().call("GRAPH.CONSTRAINT", action, graph.key, kind, entity, label, "PROPERTIES",
+                                   len(properties), *properties)
+        self.note_write(graph.name)
+
+    async def _refresh_schema(self, graph: Graph) -> None:
+        tables = []
+        for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
+            reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
+            tables.append([decode(row[0], graph.schema) for row in reply[1]])
+        graph.schema = Schema(*tables)
+
+
+async def read_within(stream: ReplyStream, args: list, timeout: float) -> list[str]:
+    """FalkorDB checks a read's timeout between records: a traversal that finds none for a long
+    time answers late. The client gets its answer at the timeout (and a grace); FalkorDB
+    finishes the read on its own, its connection closed."""
+    try:
+        return await asyncio.wait_for(stream.query(*args), timeout + TIMEOUT_GRACE)
+    except asyncio.TimeoutError:
+        raise CypherError(TIMED_OUT, f"The transaction has been terminated: the query ran past its "
+                          f"timeout of {timeout:g} s.") from None
+
+
+def _column(reply: list) -> list[str]:
+    """The first column of a (non-compact) FalkorDB reply's rows."""
+    return [row[0].decode() for row in reply[1]]
+
+
+def _crashes_the_database() -> CypherError:
+    return CypherError("Neo.DatabaseError.Statement.ExecutionFailed",
+                       f"This statement crashed the embedded FalkorDB {CRASH_LIMIT} times (a bug of the "
+                       "database, which restarted each time), so the proxy no longer runs it: retrying "
+                       "cannot succeed. Write it another way (split it, or avoid the construct it "
+                       "crashes on), or run it against Neo4j (--upstream).")
+
+
+def _not_a_system_command(statement: Statement) -> CypherError:
+    return CypherError("Neo.ClientError.Statement.UnsupportedAdministrationCommand",
+                       "Not a recognised system command or procedure. This Cypher command can only be "
+                       f"executed in a user database: {statement.body.strip()[:200]}")
+
+
+#: Parameters with more items than this are written into the query header off the event loop.
+_BULKY_ITEMS = 100_000
+
+
+def _timeout_ms(seconds: float | None) -> int | None:
+    if not seconds or seconds <= 0:
+        return None
+    return max(1, min(_MAX_TIMEOUT_MS, round(seconds * 1000)))
+
+
+def _query_type(statement: Statement, keys: list[str], stats: dict[str, int]) -> str:
+    if statement.schema or any(k.startswith(("indexes", "constraints")) for k in stats):
+        return "s"
+    if statement.may_write or stats:
+        return "rw" if keys else "w"
+    return "r"

@@ -1,0 +1,234 @@
+"""Explicit transactions on the embedded database, as a state machine.
+
+    OPEN --first write--> WRITING --COMMIT--> COMMITTED
+      |                      |---ROLLBACK / RESET / close--> ROLLED_BACK
+      |--COMMIT / ROLLBACK-->|---timeout (idle or total)---> EXPIRED
+                             |---a write past its timeout--> EXPIRED (`WriteAborted`)
+                             |---the database restarted----> FAILED
+
+A transaction holds nothing until its first write. Then it takes the backend's writer lock and
+holds the replica at the committed state (`ServerPair.hold`); its statements run on the primary.
+COMMIT releases the replica (no I/O); ROLLBACK promotes it (and, if a statement is still
+running, kills the old primary: FalkorDB cannot stop a write that is changing the graph). Both
+end in one step that a client's cancellation (RESET, a disconnect, a driver timeout) cannot cut
+in half: commit has no await, rollback runs shielded. Whoever arms the expiry timer also cancels it, and the expiry task is
+kept referenced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from typing import Any, Protocol
+
+from core.backend import Result, Transaction, TxConfig
+from proxy.backends.falkordb.errors import TIMED_OUT
+from proxy.backends.falkordb.graph import Graph
+from proxy.backends.falkordb.pair import ServerPair
+from proxy.backends.falkordb.statement import Statement
+from core.errors import CypherError
+
+
+class TxBackend(Protocol):
+    """What a transaction uses of its backend (`backend.FalkorDBBackend`, which opens it): the
+    writer lock, the server pair, and running statements."""
+
+    pair: ServerPair
+    lock_timeout: float
+
+    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement: ...
+
+    async def execute(self, graph: Graph, statement: Statement, timeout: float | None,
+                      tx: FalkorDBTransaction | None = None) -> Result: ...
+
+    async def acquire_writer(self, tx_remaining: float | None) -> None: ...
+
+    def release_writer(self) -> None: ...
+
+    def forget_schemas(self) -> None: ...
+
+    def next_bookmark(self) -> str: ...
+
+    def note_write(self, database: str | None) -> None: ...
+
+
+class TxState(enum.Enum):
+    OPEN = "open"                  # no write yet: holds nothing
+    WRITING = "writing"            # holds the writer lock and the replica
+    COMMITTED = "committed"
+    ROLLED_BACK = "rolled back"
+    EXPIRED = "expired"
+    FAILED = "failed"
+
+
+_ENDED = {
+    TxState.COMMITTED: ("Neo.ClientError.Transaction.TransactionNotFound",
+                        "The transaction has already been committed."),
+    TxState.ROLLED_BACK: ("Neo.ClientError.Transaction.TransactionNotFound",
+                          "The transaction has already been rolled back."),
+    TxState.FAILED: ("Neo.TransientError.Transaction.Terminated",
+                     "The transaction was rolled back because the embedded database restarted; "
+                     "retry it."),
+}
+
+
+class WriteAborted(CypherError):
+    """A write ran past its timeout and was undone (`ServerPair.abort_write`): in a transaction,
+    its earlier writes went with it."""
+
+    def __init__(self, message: str):
+        super().__init__(TIMED_OUT, message)
+
+
+class FalkorDBTransaction(Transaction):
+    """An explicit transaction; `config.timeout` bounds its life, `idle_timeout` its pauses."""
+
+    def __init__(self, backend: TxBackend, graph: Graph, config: TxConfig, idle_timeout: float | None):
+        self._backend, self._graph, self._config = backend, graph, config
+        self._idle_timeout = idle_timeout
+        self._deadline = time.monotonic() + config.timeout if config.timeout else None
+        self._state = TxState.OPEN
+        self._generation = backend.pair.generation
+        self._expired_because = ""
+        self._running = False                        # a statement is running (`run`)
+        self._timer: asyncio.TimerHandle | None = None
+        self._expiry: asyncio.Task | None = None
+        self.touch()
+
+    @property
+    def state(self) -> TxState:
+        return self._state
+
+    @property
+    def holds_replica(self) -> bool:
+        return self._state is TxState.WRITING
+
+    # ------------------------------------------------------------------ statements
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        self._check_usable()
+        self._disarm()                               # a running statement is not idle
+        statement = self._backend.statement(query, params, self._config.mode)
+        try:
+            if statement.may_write:
+                await self._start_writing()
+            return await self._execute(statement)
+        except CypherError as exc:
+            if self._expired_because:                # expired while it ran (its error says why)
+                raise self._expired_error() from None
+            if exc.code == "Neo.ClientError.Statement.AccessMode" and self._config.mode != "r":
+                await self._start_writing()          # FalkorDB found a write the text scan missed
+                return await self._execute(statement.as_write())
+            if isinstance(exc, WriteAborted):
+                await self._expire("a write ran past its timeout")
+            elif exc.code == TIMED_OUT and self._over_deadline():
+                await self._expire("it exceeded its timeout")
+            raise
+        finally:
+            self.touch()
+
+    async def _execute(self, statement) -> Result:
+        self._running = True
+        try:
+            return await self._backend.execute(self._graph, statement, self._remaining(), tx=self)
+        finally:
+            self._running = False
+
+    async def _start_writing(self) -> None:
+        """Take the writer lock and hold the replica, once, before the first write."""
+        if self._state is TxState.WRITING:
+            return
+        remaining = self._remaining()
+        await self._backend.acquire_writer(remaining)
+        try:
+            await self._backend.pair.hold(min(self._backend.lock_timeout, remaining or self._backend.lock_timeout))
+        except BaseException:
+            self._backend.release_writer()
+            raise
+        self._generation = self._backend.pair.generation
+        self._state = TxState.WRITING
+        self.wrote = True
+
+    # ------------------------------------------------------------------ ending
+
+    async def commit(self) -> str | None:
+        self._check_usable()
+        self._disarm()
+        if self._state is TxState.WRITING:
+            self._backend.pair.release()
+        self._end(TxState.COMMITTED)
+        return self._backend.next_bookmark()
+
+    async def rollback(self) -> None:
+        if self._state not in (TxState.OPEN, TxState.WRITING):
+            return
+        self._disarm()
+        await asyncio.shield(self._roll_back(TxState.ROLLED_BACK))
+
+    async def _roll_back(self, final: TxState) -> None:
+        """Undo the writes (promote the held replica) and release; runs to the end once started."""
+        if self._state is TxState.WRITING and not self._restarted() and self._backend.pair.held:
+            try:
+                await self._backend.pair.rollback(busy=self._running)
+            except Exception as exc:
+                await self._backend.pair.restart(f"a rollback could not promote the replica: {exc}")
+            self._backend.forget_schemas()
+        self._end(final)
+
+    def _end(self, final: TxState) -> None:
+        if self._state is TxState.WRITING:
+            self._backend.release_writer()
+            self._backend.note_write(self._graph.name)
+        self._state = final
+
+    def _restarted(self) -> bool:
+        return self._backend.pair.generation != self._generation
+
+    # ------------------------------------------------------------------ timeouts
+
+    def touch(self) -> None:
+        """Activity: (re)arm the timer for the idle timeout or the total timeout, whichever is first."""
+        self._disarm()
+        if self._state not in (TxState.OPEN, TxState.WRITING):
+            return
+        due = [t for t in (self._deadline, self._idle_timeout and time.monotonic() + self._idle_timeout) if t]
+        if due:
+            delay = max(0.0, min(due) - time.monotonic())
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        reason = "it exceeded its timeout" if self._over_deadline() else "it was idle too long"
+        self._expiry = asyncio.get_running_loop().create_task(self._expire(reason))
+
+    async def _expire(self, reason: str) -> None:
+        if self._state in (TxState.OPEN, TxState.WRITING):
+            self._expired_because = reason
+            self._disarm()
+            await asyncio.shield(self._roll_back(TxState.EXPIRED))
+
+    def _over_deadline(self) -> bool:
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _remaining(self) -> float | None:
+        return None if self._deadline is None else max(0.001, self._deadline - time.monotonic())
+
+    def _check_usable(self) -> None:
+        if self._state is TxState.WRITING and self._restarted():
+            self._end(TxState.FAILED)               # the restart rolled it back (the journal said held)
+        if self._state is TxState.EXPIRED:
+            raise self._expired_error()
+        if self._state in _ENDED:
+            raise CypherError(*_ENDED[self._state])
+
+    def _expired_error(self) -> CypherError:
+        limit = (f" (the idle timeout of {self._idle_timeout:g} s)" if "idle" in self._expired_because
+                 else f" (its timeout of {self._config.timeout:g} s)" if self._config.timeout else "")
+        return CypherError(TIMED_OUT,
+                           f"The transaction has been terminated and rolled back: {self._expired_because}{limit}.")
