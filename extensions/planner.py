@@ -38,6 +38,7 @@ from .late import LateStep
 from .cypher import ast as A
 from .cypher import semantics
 from .cypher.parser import parse
+from .cypher.tokens import MalformedLiteral
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
@@ -157,6 +158,8 @@ class ExtensionPlanner:
         kind = self.backend_kind
         try:
             tree = parse(query)
+        except MalformedLiteral:
+            raise
         except CypherError:
             if any(name.lower() in query.lower() for name in self._names()):
                 raise

@@ -31,6 +31,9 @@ refuses the query with an error that says what cannot be run faithfully and what
   differently (`durations.py`);
 - `.epochSeconds`, `.epochMillis`, `duration.inDays(a, b).days` computed from the calendar
   parts FalkorDB has (`epoch.py`);
+- pattern comprehensions keep the rows whose projection is null, and a pattern reading a list
+  comprehension's variable is refused (`comprehensions.py`);
+- unicode escapes, octal and point-first float literals as FalkorDB reads them (`literals.py`);
 - `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
   `Context.refuse_when`).
 """
@@ -46,13 +49,13 @@ from proxy.errors import CypherError
 
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
-from . import (aggregates, durations, epoch, formatting, lazy_case, limits, notifications, points, precedence,
-               regex, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
+from . import (aggregates, comprehensions, durations, epoch, formatting, lazy_case, limits, literals, notifications, points,
+               precedence, regex, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES, *limits.RULES,
                            *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
-                           *aggregates.RULES, *temporal_order.RULES,
+                           *aggregates.RULES, *temporal_order.RULES, *literals.RULES, *comprehensions.RULES,
                            *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
                            *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}

@@ -63,6 +63,11 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH (a:One), (b:Two) OPTIONAL MATCH (a)-[r*]-(b) WHERE r IS NULL RETURN labels(b), r", [[["Two"], None]]),
     ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*]->(y) WHERE size(rs) = 2 RETURN [r IN rs | r.i]",
      [[[1, 2]]]),
+    # a pattern comprehension keeps the rows whose projection is null (bridges/comprehensions.py)
+    ("MATCH (c:Chain) RETURN c.k, [(c)-[:NEXT]->(d) | d.missing], [(c)-[r:NEXT]->() | r.i] ORDER BY c.k",
+     [[0, [None], [1]], [1, [None], [2]], [2, [], []]]),
+    # literals FalkorDB reads otherwise (bridges/literals.py)
+    ("RETURN '\\u01FF' AS a, 0o17 AS b, -0o1000000000000000000000 AS c, -.1e-5 AS d", [["ǿ", 15, -2**63, -1e-06]]),
 ]
 
 
@@ -87,6 +92,23 @@ REFUSED = [   # (query, Neo4j's error code, words of its message)
     ("MERGE (a:X)-[:R]->(b:Y)<-[:R]-(c:X)", "Neo.ClientError.Statement.UnsupportedOperationError", "MERGE"),
     ("MATCH (t:Person) WHERE EXISTS { (t)-[:ACTED_IN]->()<-[:ACTED_IN]-() } RETURN t",
      "Neo.ClientError.Statement.UnsupportedOperationError", "OPTIONAL MATCH"),
+    ("MATCH (n) WHERE (n)-[r]->(a) RETURN n", "Neo.ClientError.Statement.SyntaxError", "introduce new variables: 'r'"),
+    ("MATCH (n $props) RETURN n", "Neo.ClientError.Statement.SyntaxError", "Parameter maps cannot be used in `MATCH`"),
+    ("MATCH (n) RETURN n SKIP -1", "Neo.ClientError.Statement.SyntaxError", "Must be a non-negative integer"),
+    ("MATCH (n) RETURN n LIMIT n.count", "Neo.ClientError.Statement.SyntaxError", "variables in LIMIT"),
+    ("MATCH (n) DELETE n:Person", "Neo.ClientError.Statement.SyntaxError", "REMOVE n:Person"),
+    ("MATCH (n:Nothing) DELETE 1 + 1", "Neo.ClientError.Statement.SyntaxError", "but was Integer"),
+    # operands of known type, refused while compiling (cypher/static_types.py)
+    ("RETURN NOT 0", "Neo.ClientError.Statement.SyntaxError", "expected Boolean but was Integer"),
+    ("RETURN [] OR true", "Neo.ClientError.Statement.SyntaxError", "expected Boolean but was List"),
+    ("RETURN 1 IN {x: []}", "Neo.ClientError.Statement.SyntaxError", "but was Map"),
+    ("RETURN any(x IN ['Clara'] WHERE x % 2 = 0)", "Neo.ClientError.Statement.SyntaxError", "but was String"),
+    ("RETURN properties('Cypher')", "Neo.ClientError.Statement.SyntaxError", "but was String"),
+    ("RETURN range(0, 1.5)", "Neo.ClientError.Statement.ArgumentError", "expected Integer but was Float"),
+    ("RETURN '\\uH'", "Neo.ClientError.Statement.SyntaxError", "unicode escape"),
+    # a pattern reading a list comprehension's variable: FalkorDB matches it from every node
+    ("MATCH p = (:Chain {k: 0})-[:NEXT*2]->() RETURN [x IN nodes(p) | size([(x)-[:NEXT]->(y) | y])]",
+     "Neo.ClientError.Statement.UnsupportedOperationError", "UNWIND nodes(p) AS x"),
 ]
 
 
