@@ -172,7 +172,6 @@ class ExtensionPlanner:
         edits = dialect.alias_edits(tree, self.registry.__contains__)
         derived, cartesian, after, conditional, zoned, refusals = {}, [], set(), {}, {}, []
         if kind == "falkordb":
-            edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after

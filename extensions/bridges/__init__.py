@@ -1,7 +1,13 @@
-"""FalkorDB bridges for Neo4j semantics beyond renaming: rules keyed by AST class, one walk.
+"""FalkorDB bridges: every rewrite the embedded database needs, as rules keyed by AST class, one walk.
 
-Like `dialect.py`, each bridge edits the original text and keeps Neo4j's meaning exactly, or
-refuses the query with an error that says what cannot be run faithfully and what to do instead:
+Each rule (`rule.Rule`: the AST node it applies to, the rewrite, the words and regex that tell
+whether a query can need it, from which `triggers()` is derived) edits the original text and
+keeps Neo4j's meaning exactly, or refuses the query with an error that says what cannot be run
+faithfully and what to do instead:
+
+- Neo4j's spelling of constructs FalkorDB spells otherwise: `elementId`, `datetime()`, label
+  expressions, EXISTS / COUNT subqueries, `CALL (x) { }`, `CREATE (n $props)`, vector
+  similarity, `valueType` (`spelling.py`);
 
 - `a =~ 'pattern'` -> `string.matchRegEx` on the pattern translated from Java's regular
   expressions to FalkorDB's Oniguruma (`regex.py`, `java_regex.py`);
@@ -50,10 +56,11 @@ from proxy.errors import CypherError
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
 from . import (aggregates, comprehensions, durations, epoch, formatting, lazy_case, limits, literals, notifications, points,
-               precedence, regex, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
+               precedence, regex, spelling, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES, *limits.RULES,
+RULES: tuple[Rule, ...] = (*spelling.RULES, *regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES,
+                           *limits.RULES,
                            *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
                            *aggregates.RULES, *temporal_order.RULES, *literals.RULES, *comprehensions.RULES,
                            *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,

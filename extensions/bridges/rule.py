@@ -66,7 +66,7 @@ def numeric_variables(query: A.Query, numeric: Callable[[A.Expr, frozenset[str]]
 
 def copy(expr: A.Expr, ctx: "Context") -> str:
     """The text of a `copyable` expression as FalkorDB must see it: `datetime(...)` as
-    `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `dialect.py`
+    `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `spelling.py`
     and `temporal.py` make to the original)."""
     edits = []
     for node in expr.walk():

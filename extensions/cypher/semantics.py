@@ -143,9 +143,10 @@ _READS = ("labels", "keys", "properties")     # type(r) of a deleted relationshi
 _PREDICATE_PARENTS = (A.UnaryOp, A.BinaryOp, A.CaseExpr, A.ListComprehension, A.Quantifier)
 
 
-def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str], known: set[str]) -> None:
-    """`known`: every name the clause may read (bound before it, by it, or by a comprehension in it)."""
+def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str], bound: dict[str, str]) -> None:
+    """`bound`: the names bound before the clause or by it."""
     for node, parent in _with_parents(clause):
+        static_types.check(node)
         if isinstance(node, A.FunctionCall) and len(node.args) == 1 and isinstance(node.args[0], A.Variable):
             name = node.args[0].name
             expected, refused = _ARGUMENTS.get(node.lower_name, ("", ()))
@@ -165,8 +166,8 @@ def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str
                                "of a pattern. It can no longer be used inside the function size(), an "
                                "alternative is to replace size() with COUNT {}.")
         elif isinstance(node, A.PatternExpr) and not (isinstance(parent, A.FunctionCall) and parent.lower_name == "exists"):
-            new = [e.var.name for e in _elements(node.path.elements) if e.var is not None and e.var.name not in known]
-            if new:
+            new = [e.var.name for e in _elements(node.path.elements) if e.var is not None and e.var.name not in bound]
+            if new and (new := [name for name in new if name not in _inner_names(clause)]):
                 raise syntax_error(f"PatternExpressions are not allowed to introduce new variables: '{new[0]}'. "
                                    "Use EXISTS { } to match a pattern with variables of its own.")
     where = getattr(clause, "where", None)
@@ -267,14 +268,17 @@ def _check_counts(clause: A._Projection) -> None:
         if any(True for _ in count.find_all(A.Variable)):
             raise syntax_error(f"It is not allowed to refer to variables in {keyword}, so that the value "
                                f"for {keyword} can be statically calculated.")
-        value = static_types.static_type(count, {})
-        if value in (static_types.FLOAT, static_types.INTEGER) and _negative_or_fraction(count):
+        if _negative_or_fraction(count):
             raise syntax_error(f"Invalid input. '{render(count)}' is not a valid value. Must be a "
                                "non-negative integer.")
 
 
 def _negative_or_fraction(count: A.Expr) -> bool:
+    """A number literal (signed or not) that is negative or has a fraction."""
     literal = count.operand if isinstance(count, A.UnaryOp) else count
+    if static_types.static_type(literal, {}) not in (static_types.FLOAT, static_types.INTEGER) \
+            or not isinstance(literal, A.Literal):
+        return False
     sign = -1 if isinstance(count, A.UnaryOp) and count.op == "-" else 1
     return isinstance(literal.value, float) or sign * literal.value < 0
 
@@ -317,9 +321,7 @@ def _check_part(part: A.SingleQuery, scope: dict[str, str]) -> None:
         elif isinstance(clause, A.Foreach):
             _check_part(A.SingleQuery(clause.clauses), {**scope, clause.var.name: A.VALUE})
         after = _after(clause, scope)
-        known = set(scope) | set(after) | _inner_names(clause)
-        _check_expressions(clause, after if isinstance(clause, A.Match) else scope, deleted, known)
-        static_types.check(clause)
+        _check_expressions(clause, after if isinstance(clause, A.Match) else scope, deleted, {**scope, **after})
         if isinstance(clause, A._Projection):
             _check_counts(clause)
             _check_order_after_distinct(clause, scope)

@@ -4,14 +4,14 @@ Neo4j types every expression before it runs a query, so `RETURN NOT 0`, `RETURN 
 `RETURN any(x IN ['Clara'] WHERE x % 2 = 0)` fail at compile time with a SyntaxError ("Type
 mismatch: expected Boolean but was Integer"), whatever the graph holds. The embedded database
 finds them only while it runs, and reports them as a TypeError (after any write before them).
-`check(clause)` gives Neo4j's error for the operands whose type the text alone tells: literals,
+`check(node)` gives Neo4j's error for the operands whose type the text alone tells: literals,
 negated number literals, and the variable of a comprehension or quantifier over a list literal
 whose elements share one type. Anything else is left to the database.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Optional
 
 from proxy.errors import CypherError, syntax_error
 
@@ -59,17 +59,35 @@ def _element_type(source: A.Expr, env: dict[str, str]) -> Optional[str]:
     return types.pop() if len(types) == 1 and None not in types else None
 
 
-def check(root: A.Node) -> None:
-    """Raise Neo4j's compile-time error for an operand of known, wrong type under `root`."""
-    for node, env in _typed(root, {}):
-        if isinstance(node, A.BinaryOp):
-            _operand(node.op, (node.left, node.right), env)
-            if node.op == "IN" and static_type(node.right, env) in {BOOLEAN, INTEGER, FLOAT, STRING, MAP}:
-                raise _mismatch("List<T>", static_type(node.right, env))
-        elif isinstance(node, A.UnaryOp):
-            _operand(node.op, (node.operand,), env)
-        elif isinstance(node, A.FunctionCall) and node.args:
-            _arguments(node, env)
+def check(node: A.Node) -> None:
+    """Raise Neo4j's compile-time error if `node` (one node of an expression: its operands are
+    looked at, not walked) has an operand of known, wrong type."""
+    _check_node(node, {})
+    if isinstance(node, (A.ListComprehension, A.Quantifier)) and (element := _element_type(node.source, {})):
+        _check_body(node, {node.var.name: element})
+
+
+def _check_body(node: A.ListComprehension | A.Quantifier, env: dict[str, str]) -> None:
+    """The WHERE and projection of a comprehension whose variable's type is known (unless a
+    comprehension inside names another variable the same)."""
+    bodies = [b for b in (node.where, getattr(node, "projection", None)) if b is not None]
+    inner = [n for b in bodies for n in b.walk()]
+    if any(isinstance(n, (A.ListComprehension, A.Quantifier, A.Reduce, A.PatternComprehension, A._Subquery))
+           for n in inner):
+        return
+    for n in inner:
+        _check_node(n, env)
+
+
+def _check_node(node: A.Node, env: dict[str, str]) -> None:
+    if isinstance(node, A.BinaryOp):
+        _operand(node.op, (node.left, node.right), env)
+        if node.op == "IN" and (found := static_type(node.right, env)) in {BOOLEAN, INTEGER, FLOAT, STRING, MAP}:
+            raise _mismatch("List<T>", found)
+    elif isinstance(node, A.UnaryOp):
+        _operand(node.op, (node.operand,), env)
+    elif isinstance(node, A.FunctionCall) and node.args:
+        _arguments(node, env)
 
 
 def _operand(op: str, operands: tuple, env: dict[str, str]) -> None:
@@ -88,22 +106,6 @@ def _arguments(call: A.FunctionCall, env: dict[str, str]) -> None:
             if (found := static_type(arg, env)) in _NOT_INTEGER:
                 raise CypherError("Neo.ClientError.Statement.ArgumentError",
                                   f"Invalid argument of range(): expected Integer but was {found}")
-
-
-def _typed(node: A.Node, env: dict[str, str]) -> Iterator[tuple[A.Node, dict[str, str]]]:
-    """Every expression node under `node` with the types of the comprehension variables in
-    scope there (subqueries are checked as queries of their own)."""
-    yield node, env
-    if isinstance(node, (A.ListComprehension, A.Quantifier)):
-        yield from _typed(node.source, env)
-        inner = {**env, node.var.name: _element_type(node.source, env)}
-        for child in (node.where, getattr(node, "projection", None)):
-            if child is not None:
-                yield from _typed(child, inner)
-        return
-    for child in node.children():
-        if not isinstance(child, (A.Query, A.SingleQuery, A.Clause, A._Subquery)):
-            yield from _typed(child, env)
 
 
 def _mismatch(expected: str, found: str) -> CypherError:
