@@ -18,7 +18,8 @@ expected Node but was Boolean"), knowing nothing but the tree:
   database here would answer with the values it had);
 - after `RETURN DISTINCT` / `WITH DISTINCT`, an ORDER BY on a variable that is not projected;
 - an aggregating expression that reads a variable or property outside its aggregate which is not
-  a grouping key (`RETURN me.age + count(you)`: Neo4j refuses what FalkorDB groups silently);
+  a grouping key (`RETURN me.age + count(you)`: Neo4j refuses what FalkorDB groups silently), or
+  an aggregate of `rand()`;
 - a pattern predicate that introduces variables (`WHERE (n)-[r]->(a)` with `a` new), a parameter
   as the properties of a MATCH or MERGE pattern (`MATCH (n $param)`), a SKIP or LIMIT that reads
   variables or is a negative or fractional literal, a DELETE of a label or of a literal value;
@@ -232,6 +233,9 @@ def _aggregating(expr: A.Expr) -> bool:
 def _check_aggregation(clause: A._Projection) -> None:
     """Outside its aggregates, an aggregating expression reads only grouping keys: variables
     projected as such, or properties projected (or of such a variable), constants, parameters."""
+    for call in (n for item in clause.items for n in item.expr.walk() if _is_aggregate(n)):
+        if any(isinstance(n, A.FunctionCall) and n.lower_name == "rand" for n in call.walk()):
+            raise syntax_error("Can't use non-deterministic (random) functions inside of aggregate functions.")
     keys = [item for item in clause.items if not _aggregating(item.expr)]
     if len(keys) == len(clause.items) and not any(_aggregating(s.expr) for s in clause.order_by):
         return
@@ -386,7 +390,7 @@ _OTHER = tuple((word, re.compile(rx)) for word, rx in (
     # parameter as a pattern's properties
     *((word, r"(?:skip|limit)\s++(?:-|\d*+\.\d|[^\W\d])") for word in ("skip", "limit")),
     ("delete", r"delete\s++(?:\w++\s*+:|[\d(-])"),
-    ("$", r"[(\[]\s*+\w*+\s*+(?::\s*+\w++\s*+)*+\$")))
+    ("$", r"[(\[]\s*+\w*+\s*+(?::\s*+\w++\s*+)*+\$"), ("rand", r"rand\s*+\(")))
 
 
 #: An aggregate call; with arithmetic or an ORDER BY in the query it may read a non-grouping key.

@@ -5,6 +5,7 @@ and multiplicity (extensions/bridges/uniqueness.py) and the semantic analysis of
 from __future__ import annotations
 
 import itertools
+import math
 
 import neo4j
 import pytest
@@ -76,6 +77,14 @@ def test_neo4j_answers(movies, query, expected):
     assert values(movies, query) == expected
 
 
+@pytest.mark.parametrize("direction, order", [("DESC", [None, "NaN", 3, 1.5, -1, "a"]),
+                                              ("ASC", ["a", -1, 1.5, 3, "NaN", None])])
+def test_nan_sorts_after_every_number(movies, direction, order):
+    """FalkorDB leaves NaN where the input had it (bridges/nan_order.py)."""
+    rows = values(movies, f"UNWIND [1.5, 0.0 / 0.0, 3, null, -1, 'a'] AS x RETURN x ORDER BY x {direction}")
+    assert ["NaN" if isinstance(x, float) and math.isnan(x) else x for [x] in rows] == order
+
+
 def test_return_star_shows_only_the_users_variables(movies):
     records, _, _ = movies.execute_query("MATCH (a:One)-->(b) RETURN *")
     assert records[0].keys() == ["a", "b"]
@@ -106,6 +115,7 @@ REFUSED = [   # (query, Neo4j's error code, words of its message)
     ("RETURN properties('Cypher')", "Neo.ClientError.Statement.SyntaxError", "but was String"),
     ("RETURN range(0, 1.5)", "Neo.ClientError.Statement.ArgumentError", "expected Integer but was Float"),
     ("RETURN '\\uH'", "Neo.ClientError.Statement.SyntaxError", "unicode escape"),
+    ("RETURN count(rand())", "Neo.ClientError.Statement.SyntaxError", "non-deterministic"),
     # a pattern reading a list comprehension's variable: FalkorDB matches it from every node
     ("MATCH p = (:Chain {k: 0})-[:NEXT*2]->() RETURN [x IN nodes(p) | size([(x)-[:NEXT]->(y) | y])]",
      "Neo.ClientError.Statement.UnsupportedOperationError", "UNWIND nodes(p) AS x"),
