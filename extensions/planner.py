@@ -203,8 +203,7 @@ class ExtensionPlanner:
             return await running
         except CypherError as exc:
             if plan.refusals and bridges.RUNTIME_REFUSAL in exc.message:
-                raise CypherError("Neo.ClientError.Statement.UnsupportedOperationError",
-                                  " / ".join(plan.refusals)) from None
+                raise CypherError(plan.refusals[0].code, " / ".join(plan.refusals)) from None
             raise
 
     @staticmethod

@@ -14,6 +14,10 @@ equivalents on a real FalkorDB):
   A projection that renames, `WITH v AS v`, binds `v` anew and keeps the filter above it, so the
   bare items the WHERE uses are written that way (only after a write or an OPTIONAL MATCH, where
   the move is wrong; elsewhere the early filter is what makes index seeks possible).
+- `DELETE n` of a node that still has relationships deletes them too on FalkorDB, silently;
+  Neo4j refuses the transaction ("Cannot delete node, because it still has relationships").
+  Where the query's one DELETE deletes nodes only, a check before it refuses such a row as Neo4j
+  does: `WITH *, <fails when size([(n)--() | 1]) > 0> AS __d DELETE n`.
 """
 
 from __future__ import annotations
@@ -137,7 +141,33 @@ def _rebuilt(path: A.PathPattern, variables: list[str], ctx: Context) -> str:
     return f"[{local} = {''.join(pieces)} | {local}][0]"
 
 
+#: Neo4j's error for a deleted node that keeps relationships (a constraint checked at commit).
+CONNECTED_NODE = ("Cannot delete a node that still has relationships: `{names}`. Delete its relationships "
+                  "first, or use DETACH DELETE.")
+
+
+def refuse_connected_deletes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
+    """A check before the part's one DELETE of nodes only: a row whose node keeps a relationship
+    fails (skipped where a projection after it shows every variable, `RETURN *`)."""
+    deletes = [c for c in part.clauses if isinstance(c, A.Delete)]
+    if len(deletes) != 1 or deletes[0].detach or any(isinstance(c, A._Projection) and c.star for c in part.clauses):
+        return []
+    clause = deletes[0]
+    index = part.clauses.index(clause)
+    scope: dict[str, str] = {}
+    for earlier in part.clauses[:index]:
+        scope = A.bindings(earlier, scope)
+    names = [e.name for e in clause.exprs if isinstance(e, A.Variable)]
+    if len(names) != len(clause.exprs) or any(scope.get(name) != A.NODE for name in names):
+        return []
+    connected = " OR ".join(f"size([({quote_name(name)})--() | 1]) > 0" for name in names)
+    check = ctx.refuse_when("0", connected, CONNECTED_NODE.format(names="`, `".join(names)),
+                            "Neo.ClientError.Schema.ConstraintValidationFailed")
+    return [(clause.span[0], clause.span[0], f"WITH *, {check} AS {ctx.fresh('d')} ")]
+
+
 RULES = (
+    Rule(A.SingleQuery, refuse_connected_deletes, ("delete",), r"delete\s"),
     Rule(A.SingleQuery, rename_filtered_items, ("where",),
          r"\b(?:optional|set|create|merge|delete|remove|foreach)\b"),
     Rule(A.SingleQuery, named_create_paths, ("create",), r"\bcreate\s+`?\w+`?\s*="),

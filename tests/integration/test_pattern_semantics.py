@@ -85,6 +85,20 @@ def test_nan_sorts_after_every_number(movies, direction, order):
     assert ["NaN" if isinstance(x, float) and math.isnan(x) else x for [x] in rows] == order
 
 
+def test_deleting_a_connected_node_is_refused_and_deletes_nothing(movies):
+    """FalkorDB's DELETE takes the node's relationships along; Neo4j refuses (bridges/writes.py)."""
+    movies.execute_query("CREATE (:Del)-[:DR]->(:Kept), (:Del)")
+    with pytest.raises(neo4j.exceptions.Neo4jError) as caught:
+        movies.execute_query("MATCH (n:Del) DELETE n")
+    assert caught.value.code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+    assert values(movies, "MATCH (n:Del|Kept) RETURN count(n)") == [[3]]
+    assert values(movies, "MATCH ()-[r:DR]->() RETURN count(r)") == [[1]]
+    movies.execute_query("MATCH (n:Del) WHERE NOT (n)--() DELETE n")
+    movies.execute_query("MATCH (n:Del)-[r]->() DELETE r, n")
+    assert values(movies, "MATCH (n:Del|Kept) RETURN labels(n)") == [[["Kept"]]]
+    movies.execute_query("MATCH (n:Kept) DELETE n")
+
+
 def test_return_star_shows_only_the_users_variables(movies):
     records, _, _ = movies.execute_query("MATCH (a:One)-->(b) RETURN *")
     assert records[0].keys() == ["a", "b"]
