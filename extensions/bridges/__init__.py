@@ -39,6 +39,8 @@ faithfully and what to do instead:
   parts FalkorDB has (`epoch.py`);
 - pattern comprehensions keep the rows whose projection is null, and a pattern reading a list
   comprehension's variable is refused (`comprehensions.py`);
+- a variable-length relationship with its upper bound below its lower one matches nothing
+  (`empty_lengths.py`);
 - NaN sorted as Neo4j sorts it, after every number (`nan_order.py`);
 - unicode escapes, octal and point-first float literals as FalkorDB reads them (`literals.py`);
 - `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
@@ -56,15 +58,15 @@ from proxy.errors import CypherError
 
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
-from . import (aggregates, comprehensions, durations, epoch, formatting, lazy_case, limits, literals, nan_order,
-               notifications, points, precedence, regex, spelling, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
+from . import (aggregates, comprehensions, durations, empty_lengths, epoch, formatting, lazy_case, limits, literals,
+               nan_order, notifications, points, precedence, regex, spelling, subqueries, temporal, temporal_order,
+               uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*spelling.RULES, *regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES,
-                           *limits.RULES,
-                           *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
-                           *aggregates.RULES, *nan_order.RULES, *temporal_order.RULES, *literals.RULES, *comprehensions.RULES,
-                           *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
+                           *limits.RULES, *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
+                           *aggregates.RULES, *nan_order.RULES, *temporal_order.RULES, *literals.RULES,
+                           *comprehensions.RULES, *empty_lengths.RULES, *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
                            *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:

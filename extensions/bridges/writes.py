@@ -14,6 +14,9 @@ equivalents on a real FalkorDB):
   A projection that renames, `WITH v AS v`, binds `v` anew and keeps the filter above it, so the
   bare items the WHERE uses are written that way (only after a write or an OPTIONAL MATCH, where
   the move is wrong; elsewhere the early filter is what makes index seeks possible).
+- `CREATE (a {id: 0}), (:B {num: a.id})` fails on FalkorDB ("`a` not defined"): a path's
+  properties cannot read a node created by an earlier path of the same CREATE. Neo4j creates
+  the paths in order, as consecutive CREATE clauses do: `CREATE (a {id: 0}) CREATE (:B {num: a.id})`.
 - `DELETE n` of a node that still has relationships deletes them too on FalkorDB, silently;
   Neo4j refuses the transaction ("Cannot delete node, because it still has relationships").
   Where the query's one DELETE deletes nodes only, a check before it refuses such a row as Neo4j
@@ -141,6 +144,21 @@ def _rebuilt(path: A.PathPattern, variables: list[str], ctx: Context) -> str:
     return f"[{local} = {''.join(pieces)} | {local}][0]"
 
 
+def split_create(create: A.Create, ctx: Context) -> list[Edit]:
+    """The comma before a path whose properties read a variable an earlier path of the same
+    CREATE declares becomes ` CREATE `."""
+    edits: list[Edit] = []
+    declared: set[str] = set()
+    for before, path in zip((None, *create.pattern.paths), create.pattern.paths):
+        elements = [e for e in path.elements if isinstance(e, (A.NodePattern, A.RelPattern))]
+        read = {v.name for e in elements if e.properties is not None for v in e.properties.find_all(A.Variable)}
+        if before is not None and read & declared:
+            edits.append((before.span[1], path.span[0], " CREATE "))
+        declared |= {e.var.name for e in elements if e.var is not None}
+        declared |= {path.var.name} if path.var is not None else set()
+    return edits
+
+
 #: Neo4j's error for a deleted node that keeps relationships (a constraint checked at commit).
 CONNECTED_NODE = ("Cannot delete a node that still has relationships: `{names}`. Delete its relationships "
                   "first, or use DETACH DELETE.")
@@ -167,6 +185,7 @@ def refuse_connected_deletes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
 
 
 RULES = (
+    Rule(A.Create, split_create, ("create",), r"create\s[^;]*?,\s*+\([^)]*?\{[^}]*?\w\.\w"),
     Rule(A.SingleQuery, refuse_connected_deletes, ("delete",), r"delete\s"),
     Rule(A.SingleQuery, rename_filtered_items, ("where",),
          r"\b(?:optional|set|create|merge|delete|remove|foreach)\b"),

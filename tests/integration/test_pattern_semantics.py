@@ -67,6 +67,9 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     # a pattern comprehension keeps the rows whose projection is null (bridges/comprehensions.py)
     ("MATCH (c:Chain) RETURN c.k, [(c)-[:NEXT]->(d) | d.missing], [(c)-[r:NEXT]->() | r.i] ORDER BY c.k",
      [[0, [None], [1]], [1, [None], [2]], [2, [], []]]),
+    # an upper bound below the lower one matches nothing (bridges/empty_lengths.py)
+    ("MATCH (x:Chain {k: 0})-[:NEXT*2..1]->(y) RETURN count(*)", [[0]]),
+    ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*..0]->(y) RETURN x.k, y", [[0, None]]),
     # literals FalkorDB reads otherwise (bridges/literals.py)
     ("RETURN '\\u01FF' AS a, 0o17 AS b, -0o1000000000000000000000 AS c, -.1e-5 AS d", [["ǿ", 15, -2**63, -1e-06]]),
 ]
@@ -97,6 +100,13 @@ def test_deleting_a_connected_node_is_refused_and_deletes_nothing(movies):
     movies.execute_query("MATCH (n:Del)-[r]->() DELETE r, n")
     assert values(movies, "MATCH (n:Del|Kept) RETURN labels(n)") == [[["Kept"]]]
     movies.execute_query("MATCH (n:Kept) DELETE n")
+
+
+def test_create_reads_a_node_an_earlier_path_created(movies):
+    """`CREATE (a ...), (:B {num: a.id})` runs as two CREATEs (bridges/writes.py)."""
+    movies.execute_query("CREATE (a:Split {id: 7}), (:Split), (:Split2 {num: a.id})")
+    assert values(movies, "MATCH (n:Split2) RETURN n.num") == [[7]]
+    movies.execute_query("MATCH (n:Split|Split2) DELETE n")
 
 
 def test_return_star_shows_only_the_users_variables(movies):
