@@ -165,10 +165,12 @@ CONNECTED_NODE = ("Cannot delete a node that still has relationships: `{names}`.
 
 
 def refuse_connected_deletes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
-    """A check before the part's one DELETE of nodes only: a row whose node keeps a relationship
-    fails (skipped where a projection after it shows every variable, `RETURN *`)."""
-    deletes = [c for c in part.clauses if isinstance(c, A.Delete)]
-    if len(deletes) != 1 or deletes[0].detach or any(isinstance(c, A._Projection) and c.star for c in part.clauses):
+    """A check before the part's one DELETE (none in a FOREACH or subquery) of nodes only: a row
+    whose node keeps a relationship fails (skipped where a projection shows every variable,
+    `RETURN *`)."""
+    deletes = [n for c in part.clauses for n in c.walk() if isinstance(n, A.Delete)]
+    if len(deletes) != 1 or deletes[0] not in part.clauses or deletes[0].detach \
+            or any(isinstance(c, A._Projection) and c.star for c in part.clauses):
         return []
     clause = deletes[0]
     index = part.clauses.index(clause)
