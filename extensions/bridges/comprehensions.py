@@ -39,10 +39,10 @@ def _may_be_null(projection: A.Expr, node: A.PatternComprehension) -> bool:
 
 
 def inner_variable(node: A.ListComprehension | A.Quantifier | A.Reduce, ctx: Context) -> list[Edit]:
-    bodies = [b for b in (node.where, getattr(node, "projection", None), getattr(node, "expr", None)) if b is not None]
-    for body in bodies:
-        for pattern in body.walk():
-            if isinstance(pattern, _PATTERNS) and any(isinstance(v, A.Variable) and v.name == node.var.name for v in _pattern_variables(pattern)):
+    bodies = [getattr(node, name, None) for name in ("where", "projection", "expr")]   # a Reduce has no where
+    for body in (b for b in bodies if b is not None):
+        for pattern in (n for n in body.walk() if isinstance(n, _PATTERNS)):
+            if any(v.name == node.var.name for v in _pattern_variables(pattern)):
                 raise CypherError(
                     "Neo.ClientError.Statement.UnsupportedOperationError",
                     f"`{node.text_in(ctx.text)}`: the embedded FalkorDB does not see the variable "

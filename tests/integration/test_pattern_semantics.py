@@ -70,6 +70,7 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     # an upper bound below the lower one matches nothing (bridges/empty_lengths.py)
     ("MATCH (x:Chain {k: 0})-[:NEXT*2..1]->(y) RETURN count(*)", [[0]]),
     ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*..0]->(y) RETURN x.k, y", [[0, None]]),
+    ("MATCH (c:Chain {k: 0}) RETURN reduce(s = 0, x IN [1, 2] | s + x), all(x IN [c] WHERE x.k = 0)", [[3, True]]),
     # literals FalkorDB reads otherwise (bridges/literals.py)
     ("RETURN '\\u01FF' AS a, 0o17 AS b, -0o1000000000000000000000 AS c, -.1e-5 AS d", [["ǿ", 15, -2**63, -1e-06]]),
 ]
