@@ -1,7 +1,13 @@
-"""FalkorDB bridges for Neo4j semantics beyond renaming: rules keyed by AST class, one walk.
+"""FalkorDB bridges: every rewrite the embedded database needs, as rules keyed by AST class, one walk.
 
-Like `dialect.py`, each bridge edits the original text and keeps Neo4j's meaning exactly, or
-refuses the query with an error that says what cannot be run faithfully and what to do instead:
+Each rule (`rule.Rule`: the AST node it applies to, the rewrite, the words and regex that tell
+whether a query can need it, from which `triggers()` is derived) edits the original text and
+keeps Neo4j's meaning exactly, or refuses the query with an error that says what cannot be run
+faithfully and what to do instead:
+
+- Neo4j's spelling of constructs FalkorDB spells otherwise: `elementId`, `datetime()`, label
+  expressions, EXISTS / COUNT subqueries, `CALL (x) { }`, `CREATE (n $props)`, vector
+  similarity, `valueType` (`spelling.py`);
 
 - `a =~ 'pattern'` -> `string.matchRegEx` on the pattern translated from Java's regular
   expressions to FalkorDB's Oniguruma (`regex.py`, `java_regex.py`);
@@ -31,6 +37,12 @@ refuses the query with an error that says what cannot be run faithfully and what
   differently (`durations.py`);
 - `.epochSeconds`, `.epochMillis`, `duration.inDays(a, b).days` computed from the calendar
   parts FalkorDB has (`epoch.py`);
+- pattern comprehensions keep the rows whose projection is null, and a pattern reading a list
+  comprehension's variable is refused (`comprehensions.py`);
+- a variable-length relationship with its upper bound below its lower one matches nothing
+  (`empty_lengths.py`);
+- NaN sorted as Neo4j sorts it, after every number (`nan_order.py`);
+- unicode escapes, octal and point-first float literals as FalkorDB reads them (`literals.py`);
 - `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
   `Context.refuse_when`).
 """
@@ -46,14 +58,15 @@ from core.errors import CypherError
 
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
-from . import (aggregates, durations, epoch, formatting, lazy_case, limits, notifications, points, precedence,
-               regex, subqueries, temporal, temporal_order, uniqueness, writes, zoned)
+from . import (aggregates, comprehensions, durations, empty_lengths, epoch, formatting, lazy_case, limits, literals,
+               nan_order, notifications, points, precedence, regex, spelling, subqueries, temporal, temporal_order,
+               uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
-RULES: tuple[Rule, ...] = (*regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES, *limits.RULES,
-                           *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
-                           *aggregates.RULES, *temporal_order.RULES,
-                           *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
+RULES: tuple[Rule, ...] = (*spelling.RULES, *regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES,
+                           *limits.RULES, *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
+                           *aggregates.RULES, *nan_order.RULES, *temporal_order.RULES, *literals.RULES,
+                           *comprehensions.RULES, *empty_lengths.RULES, *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
                            *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:

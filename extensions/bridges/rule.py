@@ -13,6 +13,7 @@ from .temporal_text import canonical
 TEMPORAL_KINDS = frozenset({"date", "localtime", "localdatetime", "datetime"})
 
 Edit = tuple[int, int, str]
+UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 #: A parameter the planner computes from the client's parameters before the query runs.
 Derived = Callable[[dict[str, Any]], Any]
 
@@ -66,7 +67,7 @@ def numeric_variables(query: A.Query, numeric: Callable[[A.Expr, frozenset[str]]
 
 def copy(expr: A.Expr, ctx: "Context") -> str:
     """The text of a `copyable` expression as FalkorDB must see it: `datetime(...)` as
-    `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `dialect.py`
+    `localdatetime(...)` and temporal strings in the form FalkorDB reads (the edits `spelling.py`
     and `temporal.py` make to the original)."""
     edits = []
     for node in expr.walk():
@@ -111,14 +112,23 @@ class Context:
     def fresh(self, stem: str) -> str:
         return f"__{stem}{next(self.names)}"
 
-    def refuse_when(self, value: str, condition: str, message: str) -> str:
-        """`value`, but the query fails with `message` when `condition` holds for a row: FalkorDB
-        has no error of one's own, so `range()` with a step of 0 raises one the planner
-        recognises (`RUNTIME_REFUSAL`) and replaces with `message`. Evaluated eagerly, as
-        FalkorDB evaluates every CASE branch."""
+    def refuse_when(self, value: str, condition: str, message: str, code: str = UNSUPPORTED) -> str:
+        """`value`, but the query fails with `message` (reported as `code`) when `condition` holds
+        for a row: FalkorDB has no error of one's own, so `range()` with a step of 0 raises one
+        the planner recognises (`RUNTIME_REFUSAL`) and replaces with `message`. Evaluated
+        eagerly, as FalkorDB evaluates every CASE branch."""
         if message not in self.refusals:
-            self.refusals.append(message)
+            self.refusals.append(Refusal(message, code))
         return f"[{value}, range(0, 0, CASE WHEN {condition} THEN 0 ELSE 1 END)][0]"
+
+
+class Refusal(str):
+    """A runtime refusal's message, carrying the Neo4j code it is reported under."""
+
+    def __new__(cls, message: str, code: str = "") -> "Refusal":
+        refusal = super().__new__(cls, message)
+        refusal.code = code or UNSUPPORTED
+        return refusal
 
 
 #: The text of FalkorDB's error `Context.refuse_when` raises.

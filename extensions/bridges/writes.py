@@ -14,6 +14,13 @@ equivalents on a real FalkorDB):
   A projection that renames, `WITH v AS v`, binds `v` anew and keeps the filter above it, so the
   bare items the WHERE uses are written that way (only after a write or an OPTIONAL MATCH, where
   the move is wrong; elsewhere the early filter is what makes index seeks possible).
+- `CREATE (a {id: 0}), (:B {num: a.id})` fails on FalkorDB ("`a` not defined"): a path's
+  properties cannot read a node created by an earlier path of the same CREATE. Neo4j creates
+  the paths in order, as consecutive CREATE clauses do: `CREATE (a {id: 0}) CREATE (:B {num: a.id})`.
+- `DELETE n` of a node that still has relationships deletes them too on FalkorDB, silently;
+  Neo4j refuses the transaction ("Cannot delete node, because it still has relationships").
+  Where the query's one DELETE deletes nodes only, a check before it refuses such a row as Neo4j
+  does: `WITH *, <fails when size([(n)--() | 1]) > 0> AS __d DELETE n`.
 """
 
 from __future__ import annotations
@@ -137,7 +144,51 @@ def _rebuilt(path: A.PathPattern, variables: list[str], ctx: Context) -> str:
     return f"[{local} = {''.join(pieces)} | {local}][0]"
 
 
+def split_create(create: A.Create, ctx: Context) -> list[Edit]:
+    """The comma before a path whose properties read a variable an earlier path of the same
+    CREATE declares becomes ` CREATE `."""
+    edits: list[Edit] = []
+    declared: set[str] = set()
+    for before, path in zip((None, *create.pattern.paths), create.pattern.paths):
+        elements = [e for e in path.elements if isinstance(e, (A.NodePattern, A.RelPattern))]
+        read = {v.name for e in elements if e.properties is not None for v in e.properties.find_all(A.Variable)}
+        if before is not None and read & declared:
+            edits.append((before.span[1], path.span[0], " CREATE "))
+        declared |= {e.var.name for e in elements if e.var is not None}
+        declared |= {path.var.name} if path.var is not None else set()
+    return edits
+
+
+#: Neo4j's error for a deleted node that keeps relationships (a constraint checked at commit).
+CONNECTED_NODE = ("Cannot delete a node that still has relationships: `{names}`. Delete its relationships "
+                  "first, or use DETACH DELETE.")
+
+
+def refuse_connected_deletes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
+    """A check before the part's one DELETE (none in a FOREACH or subquery) of nodes only: a row
+    whose node keeps a relationship fails (skipped where a projection shows every variable,
+    `RETURN *`)."""
+    deletes = [n for c in part.clauses for n in c.walk() if isinstance(n, A.Delete)]
+    if len(deletes) != 1 or deletes[0] not in part.clauses or deletes[0].detach \
+            or any(isinstance(c, A._Projection) and c.star for c in part.clauses):
+        return []
+    clause = deletes[0]
+    index = part.clauses.index(clause)
+    scope: dict[str, str] = {}
+    for earlier in part.clauses[:index]:
+        scope = A.bindings(earlier, scope)
+    names = [e.name for e in clause.exprs if isinstance(e, A.Variable)]
+    if len(names) != len(clause.exprs) or any(scope.get(name) != A.NODE for name in names):
+        return []
+    connected = " OR ".join(f"size([({quote_name(name)})--() | 1]) > 0" for name in names)
+    check = ctx.refuse_when("0", connected, CONNECTED_NODE.format(names="`, `".join(names)),
+                            "Neo.ClientError.Schema.ConstraintValidationFailed")
+    return [(clause.span[0], clause.span[0], f"WITH *, {check} AS {ctx.fresh('d')} ")]
+
+
 RULES = (
+    Rule(A.Create, split_create, ("create",), r"create\s[^;]*?,\s*+\([^)]*?\{[^}]*?\w\.\w"),
+    Rule(A.SingleQuery, refuse_connected_deletes, ("delete",), r"delete\s"),
     Rule(A.SingleQuery, rename_filtered_items, ("where",),
          r"\b(?:optional|set|create|merge|delete|remove|foreach)\b"),
     Rule(A.SingleQuery, named_create_paths, ("create",), r"\bcreate\s+`?\w+`?\s*="),

@@ -9,8 +9,9 @@ APOC call, `elementId(n)` - is kept. A template that needs an argument twice bin
 `[__apoc0 IN [x] | ... __apoc0 ... __apoc0 ...][0]`.
 
 FalkorDB refuses an aggregation inside a list iteration (`reduce(a = [], x IN collect(y) | ...)`),
-which Neo4j evaluates once per group; a WITH or RETURN whose iterating APOC call reads an
-aggregate is split in two: a WITH that groups and aggregates first, then the projection over
+which Neo4j evaluates once per group; a WITH or RETURN whose iterating APOC call, or list
+comprehension, quantifier or reduce (`[x IN collect(n) | x.name]`; not under ORDER BY or WHERE),
+reads an aggregate is split in two: a WITH that groups and aggregates first, then the projection over
 the aggregated values (`split_aggregates`).
 
 Functions whose result is a map with keys from the data (`apoc.map.clean`,
@@ -174,13 +175,33 @@ def _aggregates(expr: A.Node) -> list[A.Node]:
     return [n for n in found if id(n) not in inner]
 
 
+#: Cypher's own list iterations (a comprehension, a quantifier, reduce), refused over an aggregate too.
+_ITERATIONS = (A.ListComprehension, A.Quantifier, A.Reduce)
+
+
 def _needs_split(clause: A._Projection) -> bool:
+    sorted_or_filtered = clause.order_by or getattr(clause, "where", None) is not None
     for item in clause.items:
-        for call in item.expr.find_all(A.FunctionCall):
-            function = FUNCTIONS.get(call.lower_name)
-            if function is not None and function.iterates and any(_aggregates(arg) for arg in call.args):
+        for node in item.expr.walk():
+            function = FUNCTIONS.get(node.lower_name) if isinstance(node, A.FunctionCall) else None
+            if function is not None and function.iterates and any(_aggregates(arg) for arg in node.args):
+                return True
+            if isinstance(node, _ITERATIONS) and not sorted_or_filtered and _over_aggregate(node):
                 return True
     return False
+
+
+def _over_aggregate(iteration: A.Expr) -> bool:
+    """An iteration over an aggregate (`x IN collect(n)`) with none in its body (Neo4j refuses
+    `[x IN list | count(*)]`, and so does FalkorDB)."""
+    over = _aggregates(iteration.source)
+    return bool(over) and len(_aggregates(iteration)) == len(over)
+
+
+def _iteration_names(expr: A.Expr) -> set[str]:
+    """The variables the list iterations in `expr` bind for themselves."""
+    return {n.var.name for n in expr.walk() if isinstance(n, _ITERATIONS)} | \
+        {n.acc.name for n in expr.walk() if isinstance(n, A.Reduce)}
 
 
 def split_aggregates(clause: A._Projection, ctx: Context) -> list[Edit]:
@@ -201,7 +222,8 @@ def split_aggregates(clause: A._Projection, ctx: Context) -> list[Edit]:
             edits.append((*item.expr.span, key))      # RETURN keeps its column name (probe.alias_return_items)
             continue
         inside = {id(n) for agg in aggregates for n in agg.walk()}
-        if any(isinstance(n, A.Variable) and id(n) not in inside for n in item.expr.walk()):
+        own = _iteration_names(item.expr)
+        if any(isinstance(n, A.Variable) and id(n) not in inside and n.name not in own for n in item.expr.walk()):
             return []          # a grouping key mixed with an aggregate: left to the database
         for aggregate in aggregates:
             name = ctx.fresh("apocAgg")
@@ -217,5 +239,8 @@ def listed() -> list[ApocFunction]:
 
 #: (node class, apply, trigger words, trigger regex): bridges.Rule's fields.
 _WORDS, _CALL = ("apoc.",), r"apoc\.[\w.]+\s*\("
-RULES = ((A.FunctionCall, apoc_call, _WORDS, _CALL), (A.With, split_aggregates, _WORDS, _CALL),
-         (A.Return, split_aggregates, _WORDS, _CALL))
+#: ... or a list iteration over an aggregate (`[x IN collect(n) | x.name]`)
+_SPLIT_WORDS = (*_WORDS, " in ")
+_SPLIT = _CALL + r"|\sin\s++(?:collect|count|sum|avg|min|max)\s*+\("
+RULES = ((A.FunctionCall, apoc_call, _WORDS, _CALL), (A.With, split_aggregates, _SPLIT_WORDS, _SPLIT),
+         (A.Return, split_aggregates, _SPLIT_WORDS, _SPLIT))

@@ -18,7 +18,13 @@ expected Node but was Boolean"), knowing nothing but the tree:
   database here would answer with the values it had);
 - after `RETURN DISTINCT` / `WITH DISTINCT`, an ORDER BY on a variable that is not projected;
 - an aggregating expression that reads a variable or property outside its aggregate which is not
-  a grouping key (`RETURN me.age + count(you)`: Neo4j refuses what FalkorDB groups silently).
+  a grouping key (`RETURN me.age + count(you)`: Neo4j refuses what FalkorDB groups silently), or
+  an aggregate of `rand()`;
+- a pattern predicate that introduces variables (`WHERE (n)-[r]->(a)` with `a` new), a parameter
+  as the properties of a MATCH or MERGE pattern (`MATCH (n $param)`), a SKIP or LIMIT that reads
+  variables or is a negative or fractional literal, a DELETE of a label or of a literal value;
+- operands whose type the text tells and Neo4j refuses while compiling (`NOT 0`, `1 IN true`,
+  `static_types.py`).
 
 `suspect(text)` is the cheap test the planner runs before parsing: a query it clears cannot fail
 any of these checks.
@@ -32,6 +38,8 @@ from typing import Iterator, Optional
 from core.errors import CypherError, syntax_error
 
 from . import ast as A
+from . import static_types
+from .render import render
 
 #: Neo4j's name of a kind of variable, or of a literal's type.
 _SHOWN = {A.NODE: "Node", A.RELATIONSHIP: "Relationship", A.PATH: "Path",
@@ -89,10 +97,14 @@ def _fits(bound: str, wanted: str) -> bool:
     return wanted == A.RELATIONSHIP_LIST and bound == "List"
 
 
-def _check_pattern(paths, scope: dict[str, str], creating: bool) -> None:
+def _check_pattern(paths, scope: dict[str, str], creating: bool, clause: str = "CREATE") -> None:
     """One MATCH/CREATE/MERGE pattern against the variables bound before it."""
     own: dict[str, str] = {}               # declared by this pattern, in order
     for path in paths:
+        if clause != "CREATE" and any(isinstance(e.properties, A.Parameter) for e in _elements(path.elements)
+                                      if not isinstance(e, A.PathPattern)):
+            raise syntax_error(f"Parameter maps cannot be used in `{clause}` patterns (use a literal map "
+                               "instead, e.g. `{id: $param.id}`)")
         if path.var is not None:
             if path.var.name in scope or path.var.name in own:
                 raise _declared(path.var.name)
@@ -132,8 +144,10 @@ _READS = ("labels", "keys", "properties")     # type(r) of a deleted relationshi
 _PREDICATE_PARENTS = (A.UnaryOp, A.BinaryOp, A.CaseExpr, A.ListComprehension, A.Quantifier)
 
 
-def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str]) -> None:
+def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str], bound: dict[str, str]) -> None:
+    """`bound`: the names bound before the clause or by it."""
     for node, parent in _with_parents(clause):
+        static_types.check(node)
         if isinstance(node, A.FunctionCall) and len(node.args) == 1 and isinstance(node.args[0], A.Variable):
             name = node.args[0].name
             expected, refused = _ARGUMENTS.get(node.lower_name, ("", ()))
@@ -152,9 +166,27 @@ def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str
             raise syntax_error("A pattern expression should only be used in order to test the existence "
                                "of a pattern. It can no longer be used inside the function size(), an "
                                "alternative is to replace size() with COUNT {}.")
+        elif isinstance(node, A.PatternExpr) and not (isinstance(parent, A.FunctionCall) and parent.lower_name == "exists"):
+            new = [e.var.name for e in _elements(node.path.elements) if e.var is not None and e.var.name not in bound]
+            if new and (new := [name for name in new if name not in _inner_names(clause)]):
+                raise syntax_error(f"PatternExpressions are not allowed to introduce new variables: '{new[0]}'. "
+                                   "Use EXISTS { } to match a pattern with variables of its own.")
     where = getattr(clause, "where", None)
     if isinstance(where, A.Variable) and scope.get(where.name) in _ENTITIES:
         raise _mismatch("Boolean", scope[where.name])
+
+
+def _inner_names(clause: A.Clause) -> set[str]:
+    """Names the clause's comprehensions, quantifiers and reduces bind for their own bodies."""
+    names: set[str] = set()
+    for node in clause.walk():
+        if isinstance(node, (A.ListComprehension, A.Quantifier, A.Reduce)):
+            names.add(node.var.name)
+        if isinstance(node, A.Reduce):
+            names.add(node.acc.name)
+        elif isinstance(node, A.PatternComprehension):
+            names |= {e.var.name for e in _elements(node.path.elements) if e.var is not None}
+    return names
 
 
 def _predicate_position(node: A.PatternExpr, parent: Optional[A.Node], clause: A.Clause) -> bool:
@@ -201,6 +233,9 @@ def _aggregating(expr: A.Expr) -> bool:
 def _check_aggregation(clause: A._Projection) -> None:
     """Outside its aggregates, an aggregating expression reads only grouping keys: variables
     projected as such, or properties projected (or of such a variable), constants, parameters."""
+    for call in (n for item in clause.items for n in item.expr.walk() if _is_aggregate(n)):
+        if any(isinstance(n, A.FunctionCall) and n.lower_name == "rand" for n in call.walk()):
+            raise syntax_error("Can't use non-deterministic (random) functions inside of aggregate functions.")
     keys = [item for item in clause.items if not _aggregating(item.expr)]
     if len(keys) == len(clause.items) and not any(_aggregating(s.expr) for s in clause.order_by):
         return
@@ -229,6 +264,39 @@ def _check_grouped(expr: A.Expr, names: set[str], grouped: set) -> None:
 
 # ---------------------------------------------------------------- clauses
 
+def _check_counts(clause: A._Projection) -> None:
+    """SKIP and LIMIT are constants: no variable, no negative or fractional literal."""
+    for keyword, count in (("SKIP", clause.skip), ("LIMIT", clause.limit)):
+        if count is None:
+            continue
+        if any(True for _ in count.find_all(A.Variable)):
+            raise syntax_error(f"It is not allowed to refer to variables in {keyword}, so that the value "
+                               f"for {keyword} can be statically calculated.")
+        if _negative_or_fraction(count):
+            raise syntax_error(f"Invalid input. '{render(count)}' is not a valid value. Must be a "
+                               "non-negative integer.")
+
+
+def _negative_or_fraction(count: A.Expr) -> bool:
+    """A number literal (signed or not) that is negative or has a fraction."""
+    literal = count.operand if isinstance(count, A.UnaryOp) else count
+    if static_types.static_type(literal, {}) not in (static_types.FLOAT, static_types.INTEGER) \
+            or not isinstance(literal, A.Literal):
+        return False
+    sign = -1 if isinstance(count, A.UnaryOp) and count.op == "-" else 1
+    return isinstance(literal.value, float) or sign * literal.value < 0
+
+
+def _check_deleted_values(clause: A.Delete) -> None:
+    """DELETE takes nodes, relationships and paths: not a label test, not a literal value."""
+    for expr in clause.exprs:
+        if isinstance(expr, A.LabelPredicate):
+            raise syntax_error("Invalid input: DELETE removes nodes, relationships and paths, not labels or "
+                               f"types; remove a label with `REMOVE {render(expr)}`.")
+        found = static_types.static_type(expr, {})
+        if found not in (None, static_types.NULL, static_types.LIST):
+            raise syntax_error(f"Type mismatch: expected Node, Path or Relationship but was {found}")
+
 def _check_order_after_distinct(clause: A._Projection, scope: dict[str, str]) -> None:
     if not clause.distinct or clause.star or not clause.order_by:
         return
@@ -247,24 +315,26 @@ def _check_part(part: A.SingleQuery, scope: dict[str, str]) -> None:
     deleted: set[str] = set()
     for clause in part.clauses:
         if isinstance(clause, A.Match):
-            _check_pattern(clause.pattern.paths, scope, creating=False)
+            _check_pattern(clause.pattern.paths, scope, creating=False, clause="MATCH")
         elif isinstance(clause, A.Create):
             _check_pattern(clause.pattern.paths, scope, creating=True)
         elif isinstance(clause, A.Merge):
-            _check_pattern((clause.path,), scope, creating=True)
+            _check_pattern((clause.path,), scope, creating=True, clause="MERGE")
         elif isinstance(clause, A.CallSubquery):
             _check_subquery(clause, scope)
         elif isinstance(clause, A.Foreach):
             _check_part(A.SingleQuery(clause.clauses), {**scope, clause.var.name: A.VALUE})
         after = _after(clause, scope)
-        _check_expressions(clause, after if isinstance(clause, A.Match) else scope, deleted)
+        _check_expressions(clause, after if isinstance(clause, A.Match) else scope, deleted, {**scope, **after})
         if isinstance(clause, A._Projection):
+            _check_counts(clause)
             _check_order_after_distinct(clause, scope)
             _check_aggregation(clause)
             kept = set(deleted) if clause.star else set()
             deleted = kept | {item.alias or item.expr.name for item in clause.items
                               if isinstance(item.expr, A.Variable) and item.expr.name in deleted}
         elif isinstance(clause, A.Delete):
+            _check_deleted_values(clause)
             deleted |= {e.name for e in clause.exprs if isinstance(e, A.Variable)}
         scope = after
 
@@ -308,7 +378,19 @@ _OTHER = tuple((word, re.compile(rx)) for word, rx in (
     (")", r"\)\s*+<?-"), ("delete", r"delete\b[^;]*?\b(?:return|with|set)\b"),
     ("type", r"type\s*+\(\s*+\w++\s*+\)"), ("length", r"length\s*+\(\s*+\w++\s*+\)"),
     ("size", r"size\s*+\(\s*+\w++\s*+\)"), ("labels", r"labels\s*+\(\s*+\w++\s*+\)"),
-    ("distinct", r"distinct\b[^;]*?\border\s++by\b"), ("where", r"where\s++\(?\w++\)?\s*+(?:return|with)\b")))
+    ("distinct", r"distinct\b[^;]*?\border\s++by\b"), ("where", r"where\s++\(?\w++\)?\s*+(?:return|with)\b"),
+    # operands of known type (static_types.py): a literal beside a boolean operator or IN, a
+    # comprehension over a list literal, a literal argument of properties() or range()
+    *((word, r"(?:and|or|xor|not)\s++(?:[\d'\"\[{.]|-\s*+\d)") for word in ("and", "or", "not")),
+    *((word, r"[\d'\"\]}]\s++(?:and|or|xor|in)\b") for word in ("and", "or", " in")),
+    (" in", r"(?:all|any|none|single|\[)\s*+\(?\s*+\w++\s++in\s*+\["),
+    ("properties", r"properties\s*+\(\s*+[\d'\"\[{.-]"),
+    ("range", r"range\s*+\([^)]*?(?:true|false|'|\"|\[|\{|\d\.|\.\d)"),
+    # a SKIP or LIMIT not a plain integer or parameter, a DELETE of a label or a value, a
+    # parameter as a pattern's properties
+    *((word, r"(?:skip|limit)\s++(?:-|\d*+\.\d|[^\W\d])") for word in ("skip", "limit")),
+    ("delete", r"delete\s++(?:\w++\s*+:|[\d(-])"),
+    ("$", r"[(\[]\s*+\w*+\s*+(?::\s*+\w++\s*+)*+\$"), ("rand", r"rand\s*+\(")))
 
 
 #: An aggregate call; with arithmetic or an ORDER BY in the query it may read a non-grouping key.

@@ -67,6 +67,10 @@ _ESCAPE_RE = re.compile(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", re.DOTALL)
 _IDENT_CHAR = re.compile(r"\w")
 
 
+class MalformedLiteral(CypherError):
+    """A literal Neo4j's lexer refuses (`'\\uH'`): refused whatever the rest of the query is."""
+
+
 def position(text: str, offset: int) -> str:
     """'(line L, column C (offset: O))' as Neo4j prints it: 1-based line and column."""
     line = text.count("\n", 0, offset) + 1
@@ -95,8 +99,9 @@ def _unescape(text: str, body: str, start: int) -> str:
                 raise error_at(text, start + m.start(), "a valid unicode escape", m.group(0))
             return chr(code)
         if esc in "uU":
-            raise error_at(text, start + m.start(), "a unicode escape \\uXXXX or \\UXXXXXXXX",
-                           text[start + m.start():start + m.start() + 6])
+            error = error_at(text, start + m.start(), "a unicode escape \\uXXXX or \\UXXXXXXXX",
+                             text[start + m.start():start + m.start() + 6])
+            raise MalformedLiteral(error.code, error.message)
         return _ESCAPES.get(esc, "\\" + esc)
 
     return _ESCAPE_RE.sub(sub, body)

@@ -140,7 +140,7 @@ def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) ->
 
 
 def is_vector_property_call(clause: A.Clause) -> bool:
-    """A setNodeVectorProperty CALL whose key is not a string literal (dialect.py rewrites those)."""
+    """A setNodeVectorProperty CALL whose key is not a string literal (bridges/spelling.py rewrites those)."""
     return (isinstance(clause, A.CallProcedure) and clause.name.lower() in SET_VECTOR_PROCEDURES
             and len(clause.args or ()) == 3 and clause.yields is None
             and not (isinstance(clause.args[1], A.Literal) and isinstance(clause.args[1].value, str)))

@@ -39,6 +39,7 @@ from .late import LateStep
 from ..cypher import ast as A
 from ..cypher import semantics
 from ..cypher.parser import parse
+from ..cypher.tokens import MalformedLiteral
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
@@ -184,6 +185,8 @@ class ExtensionPlanner:
         kind = self.backend_kind
         try:
             tree = parse(query)
+        except MalformedLiteral:
+            raise
         except CypherError:
             if any(name.lower() in query.lower() for name in self._names()):
                 raise
@@ -207,7 +210,6 @@ class ExtensionPlanner:
         edits = dialect.alias_edits(tree, self.registry.__contains__)
         derived, cartesian, after, conditional, zoned, refusals = {}, [], set(), {}, {}, []
         if kind == "falkordb":
-            edits += dialect.falkordb_edits(tree, query)
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
@@ -239,8 +241,7 @@ class ExtensionPlanner:
             return await running
         except CypherError as exc:
             if plan.refusals and bridges.RUNTIME_REFUSAL in exc.message:
-                raise CypherError("Neo.ClientError.Statement.UnsupportedOperationError",
-                                  " / ".join(plan.refusals)) from None
+                raise CypherError(plan.refusals[0].code, " / ".join(plan.refusals)) from None
             raise
 
     @staticmethod

@@ -34,7 +34,8 @@ FAMILIES = [
     ("RETURN range(1, 10, 0)", "Neo.ClientError.Statement.ArgumentError"),
     ("RETURN percentileCont(1, 2.0)", "Neo.ClientError.Statement.ArgumentError"),
     ("RETURN substring('abc', -1)", "Neo.ClientError.Statement.ArgumentError"),
-    ("UNWIND [1] AS x RETURN x LIMIT -1", "Neo.ClientError.Statement.ArgumentError"),
+    # (a literal `LIMIT -1` is a SyntaxError, as in Neo4j: cypher/semantics.py)
+    ("UNWIND [1] AS x RETURN x LIMIT toInteger('-1')", "Neo.ClientError.Statement.ArgumentError"),
     ("RETURN point({x: 1, y: 2})", "Neo.ClientError.Statement.ArgumentError"),
     ("MERGE (n:P {id: null})", "Neo.ClientError.Statement.SemanticError"),
     ("RETURN 1 / 0", "Neo.ClientError.Statement.ArithmeticError"),

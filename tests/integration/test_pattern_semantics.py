@@ -5,6 +5,7 @@ and multiplicity (extensions/bridges/uniqueness.py) and the semantic analysis of
 from __future__ import annotations
 
 import itertools
+import math
 
 import neo4j
 import pytest
@@ -63,12 +64,53 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH (a:One), (b:Two) OPTIONAL MATCH (a)-[r*]-(b) WHERE r IS NULL RETURN labels(b), r", [[["Two"], None]]),
     ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*]->(y) WHERE size(rs) = 2 RETURN [r IN rs | r.i]",
      [[[1, 2]]]),
+    # a pattern comprehension keeps the rows whose projection is null (bridges/comprehensions.py)
+    ("MATCH (c:Chain) RETURN c.k, [(c)-[:NEXT]->(d) | d.missing], [(c)-[r:NEXT]->() | r.i] ORDER BY c.k",
+     [[0, [None], [1]], [1, [None], [2]], [2, [], []]]),
+    # an upper bound below the lower one matches nothing (bridges/empty_lengths.py)
+    ("MATCH (x:Chain {k: 0})-[:NEXT*2..1]->(y) RETURN count(*)", [[0]]),
+    ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*..0]->(y) RETURN x.k, y", [[0, None]]),
+    ("MATCH (c:Chain {k: 0}) RETURN reduce(s = 0, x IN [1, 2] | s + x), all(x IN [c] WHERE x.k = 0)", [[3, True]]),
+    # an iteration over an aggregate: grouped first (compat/apoc_functions.split_aggregates)
+    ("MATCH (c:Chain) RETURN reduce(s = 0, x IN collect(c.k) | s + x), any(x IN collect(c.k) WHERE x = 2)",
+     [[3, True]]),
+    # literals FalkorDB reads otherwise (bridges/literals.py)
+    ("RETURN '\\u01FF' AS a, 0o17 AS b, -0o1000000000000000000000 AS c, -.1e-5 AS d", [["ǿ", 15, -2**63, -1e-06]]),
 ]
 
 
 @pytest.mark.parametrize("query, expected", ANSWERS)
 def test_neo4j_answers(movies, query, expected):
     assert values(movies, query) == expected
+
+
+@pytest.mark.parametrize("direction, order", [("DESC", [None, "NaN", 3, 1.5, -1, "a"]),
+                                              ("ASC", ["a", -1, 1.5, 3, "NaN", None])])
+def test_nan_sorts_after_every_number(movies, direction, order):
+    """FalkorDB leaves NaN where the input had it (bridges/nan_order.py)."""
+    rows = values(movies, f"UNWIND [1.5, 0.0 / 0.0, 3, null, -1, 'a'] AS x RETURN x ORDER BY x {direction}")
+    assert ["NaN" if isinstance(x, float) and math.isnan(x) else x for [x] in rows] == order
+
+
+def test_deleting_a_connected_node_is_refused_and_deletes_nothing(movies):
+    """FalkorDB's DELETE takes the node's relationships along; Neo4j refuses (bridges/writes.py)."""
+    movies.execute_query("CREATE (:Del)-[:DR]->(:Kept), (:Del)")
+    with pytest.raises(neo4j.exceptions.Neo4jError) as caught:
+        movies.execute_query("MATCH (n:Del) DELETE n")
+    assert caught.value.code == "Neo.ClientError.Schema.ConstraintValidationFailed"
+    assert values(movies, "MATCH (n:Del|Kept) RETURN count(n)") == [[3]]
+    assert values(movies, "MATCH ()-[r:DR]->() RETURN count(r)") == [[1]]
+    movies.execute_query("MATCH (n:Del) WHERE NOT (n)--() DELETE n")
+    movies.execute_query("MATCH (n:Del)-[r]->() DELETE r, n")
+    assert values(movies, "MATCH (n:Del|Kept) RETURN labels(n)") == [[["Kept"]]]
+    movies.execute_query("MATCH (n:Kept) DELETE n")
+
+
+def test_create_reads_a_node_an_earlier_path_created(movies):
+    """`CREATE (a ...), (:B {num: a.id})` runs as two CREATEs (bridges/writes.py)."""
+    movies.execute_query("CREATE (a:Split {id: 7}), (:Split), (:Split2 {num: a.id})")
+    assert values(movies, "MATCH (n:Split2) RETURN n.num") == [[7]]
+    movies.execute_query("MATCH (n:Split|Split2) DELETE n")
 
 
 def test_return_star_shows_only_the_users_variables(movies):
@@ -87,6 +129,26 @@ REFUSED = [   # (query, Neo4j's error code, words of its message)
     ("MERGE (a:X)-[:R]->(b:Y)<-[:R]-(c:X)", "Neo.ClientError.Statement.UnsupportedOperationError", "MERGE"),
     ("MATCH (t:Person) WHERE EXISTS { (t)-[:ACTED_IN]->()<-[:ACTED_IN]-() } RETURN t",
      "Neo.ClientError.Statement.UnsupportedOperationError", "OPTIONAL MATCH"),
+    ("MATCH (n) WHERE (n)-[r]->(a) RETURN n", "Neo.ClientError.Statement.SyntaxError", "introduce new variables: 'r'"),
+    ("MATCH (n $props) RETURN n", "Neo.ClientError.Statement.SyntaxError", "Parameter maps cannot be used in `MATCH`"),
+    ("MATCH (n) RETURN n SKIP -1", "Neo.ClientError.Statement.SyntaxError", "Must be a non-negative integer"),
+    ("MATCH (n) RETURN n LIMIT n.count", "Neo.ClientError.Statement.SyntaxError", "variables in LIMIT"),
+    ("MATCH (n) DELETE n:Person", "Neo.ClientError.Statement.SyntaxError", "REMOVE n:Person"),
+    ("MATCH (n:Nothing) DELETE 1 + 1", "Neo.ClientError.Statement.SyntaxError", "but was Integer"),
+    # operands of known type, refused while compiling (cypher/static_types.py)
+    ("RETURN NOT 0", "Neo.ClientError.Statement.SyntaxError", "expected Boolean but was Integer"),
+    ("RETURN [] OR true", "Neo.ClientError.Statement.SyntaxError", "expected Boolean but was List"),
+    ("RETURN 1 IN {x: []}", "Neo.ClientError.Statement.SyntaxError", "but was Map"),
+    ("RETURN any(x IN ['Clara'] WHERE x % 2 = 0)", "Neo.ClientError.Statement.SyntaxError", "but was String"),
+    ("RETURN properties('Cypher')", "Neo.ClientError.Statement.SyntaxError", "but was String"),
+    ("RETURN range(0, 1.5)", "Neo.ClientError.Statement.ArgumentError", "expected Integer but was Float"),
+    ("RETURN '\\uH'", "Neo.ClientError.Statement.SyntaxError", "unicode escape"),
+    ("RETURN count(rand())", "Neo.ClientError.Statement.SyntaxError", "non-deterministic"),
+    ("MATCH (c:Chain) RETURN [x IN [1, 2] | count(*)]", "Neo.ClientError.Statement.SyntaxError",
+     "aggregating expressions inside"),
+    # a pattern reading a list comprehension's variable: FalkorDB matches it from every node
+    ("MATCH p = (:Chain {k: 0})-[:NEXT*2]->() RETURN [x IN nodes(p) | size([(x)-[:NEXT]->(y) | y])]",
+     "Neo.ClientError.Statement.UnsupportedOperationError", "UNWIND nodes(p) AS x"),
 ]
 
 

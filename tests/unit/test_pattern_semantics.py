@@ -106,6 +106,13 @@ INVALID = [
     ("MATCH (me)--(you) RETURN me.age + count(you.age)", "`me` is read outside the aggregation"),
     ("MATCH (me)--(you) RETURN me.age + you.age, count(*) AS c ORDER BY me.age + you.age + count(*)",
      "implicit grouping"),
+    ("RETURN NOT 0", "expected Boolean but was Integer"),
+    ("WITH 1 AS x RETURN x IN 'abc'", "expected List<T> but was String"),
+    ("RETURN [x IN [1.5] WHERE x AND true]", "expected Boolean but was Float"),
+    ("MATCH (n {p: 1}) WHERE (n)-->(m) RETURN n", "introduce new variables: 'm'"),
+    ("MERGE (n:N $props)", "Parameter maps"),
+    ("MATCH (n) RETURN n SKIP 1.5", "non-negative integer"),
+    ("RETURN count(rand())", "non-deterministic"),
 ]
 
 
@@ -113,6 +120,10 @@ INVALID = [
 def test_invalid_queries_are_refused(query, message):
     with pytest.raises(CypherError, match=message.replace("(", r"\(").replace(")", r"\)")):
         semantics.check(parse(query))
+
+
+def test_a_comprehension_over_mixed_types_is_left_to_the_database():
+    semantics.check(parse("RETURN [x IN [1, 'a'] WHERE x % 2 = 0]"))
 
 
 needs_tck = pytest.mark.skipif(not TCK_DIR.is_dir(), reason=TCK_MISSING)

@@ -98,7 +98,7 @@ def test_a_comparison_with_a_parameter_is_rewritten_only_for_a_date():
 
 def test_order_by_ranks_by_year_unless_the_key_cannot_be_a_date():
     assert sent("MATCH (n) RETURN n ORDER BY n.born DESC").endswith(".year, 10000) END DESC, n.born DESC")
-    assert sent("MATCH (n) RETURN n.x * 2 AS k ORDER BY k, count(n)") is None
+    assert ".year" not in sent("MATCH (n) RETURN n.x * 2 AS k ORDER BY k, count(n)")   # only NaN's rank
     assert sent("MATCH (n) RETURN n ORDER BY n.name + 'x'") is not None     # + may be date arithmetic
 
 

@@ -244,8 +244,9 @@ class FalkorDBBackend(Backend):
         return principal
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
+        """The client's query, before the planner rewrites it (the statement checks what FalkorDB reads)."""
         lifted = lift_long_strings(query, params)   # long string literals travel as parameters
-        check_query(lifted.query, lifted.params)
+        check_query(lifted.query, lifted.params, before_planning=True)
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]

@@ -93,16 +93,22 @@ _ARGUMENT = r"\s*+(-?\s*+\d++|\$\w++)\s*+"
 _RANGE = re.compile(rf"range\s*+\({_ARGUMENT},{_ARGUMENT}(?:,{_ARGUMENT})?\)", re.IGNORECASE)
 
 
-def check_query(query: str, params: dict[str, Any] | None = None) -> None:
+#: How FalkorDB's refusal of an aggregate inside a list iteration begins.
+AGGREGATE_IN_ITERATION = "Can't use aggregating expressions inside of expressions executing over lists"
+
+
+def check_query(query: str, params: dict[str, Any] | None = None, *, before_planning: bool = False) -> None:
     """Raise a SyntaxError (`CypherError`) if FalkorDB could not parse or plan `query` safely.
 
-    Linear in the query and its parameters; the text part is cached by query text.
+    Linear in the query and its parameters; the text part is cached by query text. A client's
+    text `before_planning` may hold an aggregate in a list iteration: the planner splits that
+    (compat/apoc_functions.py), and the text FalkorDB reads is checked again.
     """
     if len(query) > MAX_QUERY_CHARS:
         raise syntax_error(f"The query is {len(query):,} characters long; the embedded FalkorDB "
                            f"accepts at most {MAX_QUERY_CHARS:,}. Pass large values as parameters.")
     problem = _scan(query) if len(query) <= _LONG_QUERY_CHARS else _scan_long(query)
-    if problem:
+    if problem and not (before_planning and problem.startswith(AGGREGATE_IN_ITERATION)):
         raise syntax_error(problem)
     if "range" in query.lower():
         _check_ranges(code_only(query), params or {})
@@ -315,9 +321,8 @@ def _scan(query: str) -> str | None:
             scan.operand_expected = word in _OPERAND_EXPECTED
         elif kind == "open":
             if text == "(" and prev_word in _AGGREGATES and scan.iterating():
-                return ("Can't use aggregating expressions inside of expressions executing over "
-                        f"lists ({prev_word.lower()}() inside a list comprehension, list predicate "
-                        "or reduce); aggregate first, then iterate over the result")
+                return (f"{AGGREGATE_IN_ITERATION} ({prev_word.lower()}() inside a list comprehension, "
+                        "list predicate or reduce); aggregate first, then iterate over the result")
             if text == "[":
                 scan.relationship_start((before_prev, prev_text))
             problem = (text == "(" and scan.relationship_end(prev_kind, prev_text)) or \
