@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from proxy.errors import CypherError
+from core.errors import CypherError
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule

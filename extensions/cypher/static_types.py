@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from proxy.errors import CypherError, syntax_error
+from core.errors import CypherError, syntax_error
 
 from . import ast as A
 
