@@ -58,24 +58,19 @@ class BM25:
         bound = (K1 + 1) * (idf.sum() + (~known).sum() * float(self._idf.max(initial=0.0)))
         return out / bound
 
+    def own_corpus_scores(self, query: np.ndarray) -> np.ndarray:
+        """Normalised BM25 of each document as its own corpus, for texts a query computes.
 
-def corpus_free_scores(documents: Sequence[np.ndarray], query: np.ndarray) -> np.ndarray:
-    """Normalised BM25 of each document as its own corpus, for texts a query computes.
-
-    Such texts have no corpus whose statistics would not change with the rows a query happens
-    to see, so each is scored alone: one document has one IDF for every token and its own
-    length as the mean, and the normalised score reduces to the mean over distinct query
-    tokens of `tf / (tf + K1)` (0 for a token the text lacks). It is what `BM25([document])`
-    gives, for all documents at once.
-    """
-    terms = np.unique(query)
-    out = np.zeros(len(documents), dtype=np.float32)
-    if not len(terms) or not len(documents):
-        return out
-    lengths = np.fromiter(map(len, documents), dtype=np.int64, count=len(documents))
-    tokens = np.concatenate(documents).astype(np.int64)
-    doc_of = np.repeat(np.arange(len(documents), dtype=np.int64), lengths)
-    hit = np.isin(tokens, terms)
-    pairs, tf = np.unique(doc_of[hit] * len(terms) + np.searchsorted(terms, tokens[hit]), return_counts=True)
-    np.add.at(out, pairs // len(terms), (tf / (tf + K1)).astype(np.float32))
-    return out / len(terms)
+        Such texts have no corpus whose statistics would not change with the rows a query
+        happens to see, so each is scored alone: one document has one IDF for every token and
+        its own length as the mean, and the normalised score reduces to the mean over distinct
+        query tokens of `tf / (tf + K1)` (0 for a token the text lacks). It is what
+        `BM25([document]).scores(query)` gives, for all documents at once.
+        """
+        out = np.zeros(self.size, dtype=np.float32)
+        terms = np.unique(query)
+        for token in terms.tolist():
+            lo, hi = np.searchsorted(self.post_token, [token, token + 1])
+            tf = self.post_tf[lo:hi]
+            out[self.post_doc[lo:hi]] += tf / (tf + K1)
+        return out / max(len(terms), 1)

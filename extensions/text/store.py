@@ -16,7 +16,10 @@ Reading happens on the event loop (it is a database query); hashing and embeddin
 worker thread, one build per key at a time.
 
 Free texts (`text_score(n.description + ' ' + n.name, $q)`) and query texts are embedded per
-distinct text and kept in LRU caches (free texts keyed by their hash).
+distinct text and kept in LRU caches (free texts keyed by their hash). The free texts of one
+evaluation are also kept together as a `FreeCorpus` (matrix and postings, keyed by the list of
+texts): a repeat over the same rows with a new question, the usual case, then costs one
+hash and one product, not a cache look-up and a vector copy per text.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ from .lexical import BM25
 COSINE_WEIGHT = 0.5
 _QUERY_CACHE = 1024
 _FREE_TEXT_CACHE = 100_000
+#: Free-text corpora kept (each is its texts' vectors and postings).
+_FREE_CORPORA = 8
 #: The path part under which relationship types' texts are kept (quote() escapes brackets).
 _RELATIONSHIPS = "[relationship]"
 
@@ -85,6 +90,20 @@ class TextIndex:
     def scores(self, vector: np.ndarray, tokens: np.ndarray) -> np.ndarray:
         """text_score of every text for one query: one matrix-vector product plus BM25."""
         return COSINE_WEIGHT * (self.vectors @ vector) + (1 - COSINE_WEIGHT) * self.lexical.scores(tokens)
+
+
+@dataclass
+class FreeCorpus:
+    """Texts a query computed, embedded and indexed together; each is scored as its own corpus."""
+
+    texts: list[str]
+    rows: dict[str, int]                  # text -> its row in `vectors`
+    vectors: np.ndarray
+    lexical: BM25
+
+    def scores(self, vector: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """text_score of every text for one query (BM25 of each text alone: lexical.py)."""
+        return COSINE_WEIGHT * (self.vectors @ vector) + (1 - COSINE_WEIGHT) * self.lexical.own_corpus_scores(tokens)
 
 
 class _DiskCache:
@@ -162,6 +181,8 @@ class TextStore:
         self._builds: dict[tuple[str, str, str], asyncio.Lock] = {}
         self._queries = _EmbeddingCache(_QUERY_CACHE, lambda text: text)
         self._free_texts = _EmbeddingCache(_FREE_TEXT_CACHE, text_hash)
+        self._corpora: OrderedDict[int, FreeCorpus] = OrderedDict()
+        self._corpora_lock = threading.Lock()
 
     @property
     def encoder(self) -> Encoder:
@@ -236,6 +257,22 @@ class TextStore:
         """{query text: (unit vector, token ids)}, each distinct text embedded once (LRU-cached)."""
         return self._queries.embed(lambda: self.encoder, texts)
 
-    def free_texts(self, texts: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """{text: (unit vector, token ids)} for texts computed by a query, cached by their hash."""
-        return self._free_texts.embed(lambda: self.encoder, texts)
+    def free_corpus(self, texts: Sequence[str]) -> FreeCorpus:
+        """The distinct `texts` (computed by a query) ready to score; each text is embedded once
+        (cached by its hash), the corpus kept while the same texts come again."""
+        # Python's own hash: a string caches it, and the probe cache hands back the same strings
+        key = hash(tuple(texts))
+        with self._corpora_lock:
+            corpus = self._corpora.get(key)
+            if corpus is not None and corpus.texts == texts:
+                self._corpora.move_to_end(key)
+                return corpus
+        embedded = self._free_texts.embed(lambda: self.encoder, texts)
+        corpus = FreeCorpus(list(texts), {text: row for row, text in enumerate(texts)},
+                            np.stack([embedded[t][0] for t in texts]) if texts else np.empty((0, 0), np.float32),
+                            BM25([embedded[t][1] for t in texts]))
+        with self._corpora_lock:
+            self._corpora[key] = corpus
+            while len(self._corpora) > _FREE_CORPORA:
+                self._corpora.popitem(last=False)
+        return corpus

@@ -113,6 +113,22 @@ def test_expression_text_is_scored_alone(graph, encoder):
     assert filtered.records[0]["s"] == pytest.approx(records[0]["s"], abs=1e-6)
 
 
+def test_expression_form_sees_a_changed_text(graph, encoder):
+    """Bound by the node's id and cached with the probe rows, a computed text is still re-read
+    after a write: the new question and the new text give the new text's score."""
+    query = "rope climbing"
+    ranked = "MATCH (t:AppTopic) RETURN t.name AS name, text_score(t.description + ' ' + t.name, $q) AS s"
+    graph.execute_query(ranked, q="bouldering")                 # the rows and texts are cached now
+    changed = "stock market index funds"
+    graph.execute_query("MATCH (t:AppTopic {name: 'Climbing'}) SET t.description = $d", d=changed)
+    try:
+        got = {r["name"]: r["s"] for r in graph.execute_query(ranked, q=query).records}
+    finally:
+        graph.execute_query("MATCH (t:AppTopic {name: 'Climbing'}) SET t.description = $d", d=TOPICS[2][1])
+    text = f"{changed} Climbing"
+    assert got["Climbing"] == pytest.approx(_expected(encoder, [text], query, [text])[0], abs=1e-5)
+
+
 def test_expression_form_nulls_and_errors(graph):
     records = graph.execute_query("RETURN text_score(null, 'x') AS a, text_score('x', null) AS b").records
     assert (records[0]["a"], records[0]["b"]) == (None, None)
