@@ -1,9 +1,9 @@
 """The text store: embeddings of node and relationship texts per (label or type, property),
 on disk and in memory, and of free texts (expressions) in memory.
 
-On disk, under `<data-dir>/text/<database>/<model>/<label>/<property>.npz` (relationships:
-`.../<model>/[relationship]/<type>/<property>.npz`; no quoted label contains a bracket): one row per
-distinct text, keyed by a hash of the text (vector, token ids). A restart or a changed text
+On disk, under `<data-dir>/text/<database>/<model>-<terms>/<label>/<property>.npz` (relationships:
+`.../<model>-<terms>/[relationship]/<type>/<property>.npz`; no quoted label contains a bracket): one row per
+distinct text, keyed by a hash of the text (vector, lexical terms). A restart or a changed text
 costs only the texts whose hash is new; the file is rewritten atomically (temp file, then
 rename) with exactly the texts present, so it never grows with history.
 
@@ -42,7 +42,7 @@ from extensions.cypher.render import name as quote_name
 from extensions.registry import GraphContext
 
 from .encoders import Encoder, load_encoder
-from .lexical import BM25
+from .lexical import BM25, TERMS
 
 #: Weight of the cosine in text_score; the rest is normalised BM25 (see lexical.py).
 COSINE_WEIGHT = 0.5
@@ -127,7 +127,7 @@ class _DiskCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
         offsets = np.concatenate(([0], np.cumsum(lengths)))
-        flat = np.concatenate(tokens).astype(np.int32) if tokens else np.empty(0, np.int32)
+        flat = np.concatenate(tokens).astype(np.int64) if tokens else np.empty(0, np.int64)
         # uint8 rows, not "S16": numpy strips trailing zero bytes from fixed-width bytes
         hash_rows = np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16)
         handle, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
@@ -246,7 +246,7 @@ class TextStore:
                          BM25([all_tokens[i] for i in rows_per_text]), others, relationship)
 
     def _path(self, database: str, label: str, key: str, relationship: bool) -> Path:
-        parts = [quote(part, safe="") or "%" for part in (database, self.encoder.name, label)]
+        parts = [quote(part, safe="") or "%" for part in (database, f"{self.encoder.name}-{TERMS}", label)]
         if relationship:
             parts.insert(2, _RELATIONSHIPS)
         return self.root.joinpath(*parts, quote(key, safe="") + ".npz")

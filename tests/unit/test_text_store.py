@@ -14,7 +14,7 @@ from model2vec import StaticModel
 
 from extensions.registry import GraphContext
 from extensions.text.encoders import DEFAULT_MODEL, load_encoder
-from extensions.text.lexical import BM25, K1
+from extensions.text.lexical import BM25, K1, terms
 from extensions.text.store import COSINE_WEIGHT, TextStore, _DiskCache
 
 TEXTS = ["The field is produced by pressure depletion.",
@@ -61,13 +61,22 @@ def test_bm25_matches_bm25s(encoder):
         assert 0 <= got.max() < 1
 
 
+def test_terms_are_stemmed_words():
+    injection, injected, kvitebjorn, empty = terms(["Water injection", "water was INJECTED", "Kvitebjørn", ""])
+    assert injection.tolist() == [injected[0], injected[2]]          # water, inject; "was" is its own
+    assert len(set(injected.tolist())) == 3 and len(empty) == 0
+    assert terms(["kvitebjørn's"])[0][0] == kvitebjorn[0]            # case folded, the same id each call
+    assert terms(["cat"])[0][0] not in terms(["catastrophizing"])[0]  # no word pieces
+    assert all(0 <= t < 2**62 for t in (*injection.tolist(), *kvitebjorn.tolist()))
+
+
 @given(st.lists(st.tuples(st.binary(min_size=16, max_size=16),
-                          st.lists(st.integers(0, 2**31 - 1), max_size=20)), max_size=30, unique_by=lambda t: t[0]))
+                          st.lists(st.integers(0, 2**62 - 1), max_size=20)), max_size=30, unique_by=lambda t: t[0]))
 @settings(max_examples=40, deadline=None)
 def test_disk_cache_round_trip(tmp_path_factory, entries):
     path = tmp_path_factory.mktemp("cache") / "Label" / "text.npz"
     hashes = [h for h, _ in entries]
-    tokens = [np.array(t, dtype=np.int32) for _, t in entries]
+    tokens = [np.array(t, dtype=np.int64) for _, t in entries]
     vectors = np.random.default_rng(len(entries)).random((len(entries), 4), dtype=np.float32)
     _DiskCache(path).save(hashes, vectors, tokens)
     rows, got_vectors, got_tokens = _DiskCache(path).load()
