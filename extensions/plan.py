@@ -27,8 +27,8 @@ class ArgPlan:
     value_col: int = -1            # kind "value"
     key_col: int = -1              # the column keying the bound value by this argument, if it varies
     uses: frozenset = frozenset()  # the variables the argument reads
-    #: kind "value": the node or relationship variable it is computed from alone, which then
-    #: indexes the bound values (`probe._one_entity`), if any
+    #: kind "value": the node variable it is computed from alone, which then indexes the bound
+    #: values (`probe._one_entity`), if any
     entity: str | None = None
 
     @property

@@ -343,9 +343,9 @@ class PartPlanner:
             if plan.kind == "value":
                 plan.value_col = column(plan.text)
                 entity = _one_entity(arg, scope) if index_arg is None else None
-                if entity is not None:      # indexed by that entity's id, not keyed by its value
+                if entity is not None:      # indexed by that node's id, not keyed by its value
                     plan.entity = self.render(entity)
-                    self.entity_columns(plan, plan.entity, scope[entity.name] == "rel", column)
+                    self.entity_columns(plan, plan.entity, False, column)
             else:
                 self.entity_columns(plan, plan.text, plan.kind == "relationship", column)
                 plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
@@ -519,13 +519,14 @@ def _node_property(arg: A.Expr, scope: dict) -> bool:
 
 
 def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
-    """The node or relationship variable a value argument is computed from alone
-    (`n.description + ' ' + n.name`), if it is: within one execution its value is then one per
-    entity, so the call's values can be bound by the entity's id (a list on FalkorDB) instead of
-    keyed by the value itself (a map of long texts, read linearly). None for anything else, and
-    for expressions that differ between evaluations (`rand()`) or read the graph."""
+    """The node variable a value argument is computed from alone (`n.description + ' ' +
+    n.name`), if it is: within one execution its value is then one per node, so the call's
+    values can be bound by the node's id (a list on FalkorDB) instead of keyed by the value
+    itself (a map of long texts, read linearly). None for anything else (a relationship
+    variable may be a variable-length list), and for expressions that differ between
+    evaluations (`rand()`) or read the graph."""
     variables = list(arg.find_all(A.Variable))
-    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) not in ("node", "rel"):
+    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) != "node":
         return None
     for node in arg.walk():
         if isinstance(node, (A.PatternExpr, A.PatternComprehension, A._Subquery)) or (

@@ -35,7 +35,7 @@ def _lookup(query: str):
 
 @pytest.mark.parametrize(("query", "index"), [
     ("MATCH (p:ProductionProfile) RETURN tag(p.id + '!')", "id(p)"),
-    ("MATCH (p:ProductionProfile)-[r:OF_FIELD]->() RETURN tag(type(r) + '!')", "id(r)"),
+    ("MATCH (p:ProductionProfile)-[r:OF_FIELD]->() RETURN tag(type(r) + '!')", None),  # may be a list
     ("MATCH (p:ProductionProfile), (f:Field) RETURN tag(p.id + f.title)", None),     # two nodes
     ("MATCH (p:ProductionProfile) RETURN tag(p.id + toString(rand()))", None),        # differs per row
     ("MATCH (p:ProductionProfile) RETURN tag(p.id + toString(COUNT { (p)--() }))", None),
@@ -52,6 +52,9 @@ async def test_values_bound_by_id_are_those_of_each_row(backend, runner):
         "MATCH (p:ProductionProfile) OPTIONAL MATCH (p)-[:OF_FIELD]->(f:Field {title: 'TROLL'}) "
         "RETURN p.id AS id, tag(p.id + '!') AS a, tag(f.title + '?') AS b ORDER BY id", {}, runner))
     assert got == [["P1", "v:P1!", "v:TROLL?"], ["P2", "v:P2!", "v:TROLL?"], ["P3", "v:P3!", None]]
+    lengths = await rows(await planner.execute(
+        "MATCH (p:ProductionProfile {id: 'P1'})-[r*1..1]->() RETURN tag(toString(size(r))) AS a", {}, runner))
+    assert lengths == [["v:1"]]                                  # a variable-length r is a list
     # a write between two runs is seen (the node's probe rows are keyed by the graph's state)
     await (await runner.run("MATCH (p:ProductionProfile {id: 'P3'}) SET p.id = 'P9'", {})).consume()
     again = await rows(await planner.execute("MATCH (p:ProductionProfile) RETURN tag(p.id + '!') AS a ORDER BY a",
