@@ -48,7 +48,8 @@ from .lexical import BM25, TERMS
 COSINE_WEIGHT = 0.5
 _QUERY_CACHE = 1024
 _FREE_TEXT_CACHE = 100_000
-#: Free-text corpora kept (each is its texts' vectors and postings).
+#: Free-text corpora kept (each is its texts' vectors and postings), at most; together they
+#: hold at most _FREE_TEXT_CACHE texts besides the newest.
 _FREE_CORPORA = 8
 #: The path part under which relationship types' texts are kept (quote() escapes brackets).
 _RELATIONSHIPS = "[relationship]"
@@ -273,6 +274,7 @@ class TextStore:
                             BM25([embedded[t][1] for t in texts]))
         with self._corpora_lock:
             self._corpora[key] = corpus
-            while len(self._corpora) > _FREE_CORPORA:
+            while len(self._corpora) > 1 and (len(self._corpora) > _FREE_CORPORA or sum(
+                    len(kept.texts) for kept in self._corpora.values()) > _FREE_TEXT_CACHE + len(texts)):
                 self._corpora.popitem(last=False)
         return corpus

@@ -147,3 +147,18 @@ def test_store_keeps_nothing_for_a_transaction_that_wrote(tmp_path, encoder):
     asyncio.run(store.index(graph.context(None), "Doc", "text"))
     assert graph.reads == 2                                  # read again each time
     assert not any(tmp_path.rglob("*.npz"))                  # and nothing written to disk
+
+
+def test_free_corpus_is_kept_for_the_same_texts(tmp_path, encoder):
+    store = _store(tmp_path, encoder)
+    texts = ["gas export", "oil export", "water injection"]
+    corpus = store.free_corpus(texts)
+    assert store.free_corpus(list(texts)) is corpus                      # equal texts: the same corpus
+    vector, query_terms = store.queries(["gas"])["gas"]
+    alone = [BM25([text_terms]).scores(query_terms)[0] for text_terms in terms(texts)]   # each its own corpus
+    assert corpus.scores(vector, query_terms) == pytest.approx(
+        COSINE_WEIGHT * (corpus.vectors @ vector) + (1 - COSINE_WEIGHT) * np.array(alone))
+    for i in range(8):                                                  # eight newer corpora evict it
+        store.free_corpus([f"text {i}"])
+    assert store.free_corpus(texts) is not corpus
+    assert all(store._encoder.encoded.count(text) == 1 for text in texts)    # but its texts stay embedded
