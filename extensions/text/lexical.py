@@ -3,7 +3,7 @@
 The static model alone separates close topics only barely (the distilled vectors know that
 "crude" is oil, but not that a query naming "Kvitebjørn" wants the one text that says
 Kvitebjørn); BM25 rewards exactly those rare shared words. On the labelled FieldDescription
-set (tests/data/text_score_relevance.csv) the mix lifts recall@5 from 0.60 to 0.88 (README).
+set (tests/data/text_score_relevance.csv) the mix lifts recall@5 from 0.60 to 0.86 (README).
 
 Terms are whole words (Unicode word characters, lower-cased) stemmed by Snowball's English stemmer
 (PyStemmer), not the model's word pieces: pieces matched fragments ("cat", "##zing") of
