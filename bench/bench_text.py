@@ -1,9 +1,9 @@
-"""text_score benchmark: quality on the labelled FieldDescription set, then speed over 10k texts.
+"""text_score benchmark: quality on two labelled sets, then speed over 10k texts.
 
 Run: python -m bench.bench_text [--texts N] [--runs R]
 
-Quality (in process): recall@1 and recall@5 of the 50 labelled queries
-(tests/data/text_score_relevance.csv) for cosine only, BM25 only and the hybrid text_score uses.
+Quality (in process, `bench/text_quality.py`): P@1, recall@5 and MRR on the Sodir
+FieldDescription set and on short node descriptions, for cosine only, BM25 only and the hybrid.
 Speed (through a real proxy and driver): `ORDER BY text_score(...) DESC LIMIT 10` over N texts,
 cold (every text embedded) and warm (cached vectors, a new query text each run), against plain
 Cypher on the same nodes; the same texts on relationships (`text_score(r, 'text', $q)`) and as
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import csv
 import re
 import statistics
 import sys
@@ -28,41 +27,20 @@ import neo4j
 import numpy as np
 import pandas as pd
 
+from bench import text_quality
 from bench.bench_timeseries import timed
 from extensions.registry import GraphContext, NodeRef
 from extensions.text import TextStore, text_extensions
 from extensions.text.store import COSINE_WEIGHT
-from tests.harness import PASSWORD, REPO, USER, ProxyProcess
+from tests.harness import PASSWORD, USER, ProxyProcess
 
-DESCRIPTIONS = REPO / "examples" / "sodir" / "sodir_current" / "subcset_field_description.csv.gz"
-LABELS = REPO / "tests" / "data" / "text_score_relevance.csv"
+DESCRIPTIONS = text_quality.SODIR_TEXTS
 QUERY = "MATCH (n:Doc) RETURN n.i AS i, text_score(n, 'text', $q) AS s ORDER BY s DESC LIMIT 10"
 PLAIN = "MATCH (n:Doc) RETURN n.i AS i, size(n.text) AS s ORDER BY s DESC LIMIT 10"
 #: The other forms over the same texts: on relationships, and of an expression.
 FORMS = {"relationship": "MATCH ()-[r:NOTE]->() RETURN r.i AS i, text_score(r, 'text', $q) AS s "
                          "ORDER BY s DESC LIMIT 10",
          "expression": "MATCH (n:Doc) RETURN n.i AS i, text_score('Doc ' + n.text, $q) AS s ORDER BY s DESC LIMIT 10"}
-
-
-def recall_table(store: TextStore) -> dict[str, tuple[float, float]]:
-    """{scoring: (recall@1, recall@5)} on the labelled set."""
-    frame = pd.read_csv(DESCRIPTIONS, encoding="utf-8-sig")
-    titles = (frame.fldName + " – " + frame.fldDescriptionHeading).tolist()
-    with LABELS.open(encoding="utf-8") as handle:
-        pairs = [(row["query"], titles.index(row["relevant"])) for row in csv.DictReader(handle)]
-    rows = [[i, text] for i, text in enumerate(frame.fldDescriptionText)]
-    index = store._build("bench", "FieldDescription", "text", False, rows, keep=False)
-    queries = store.queries([q for q, _ in pairs])
-    table = {}
-    for name, weight in (("cosine only", 1.0), ("BM25 only", 0.0), (f"hybrid ({COSINE_WEIGHT:g})", COSINE_WEIGHT)):
-        ranks = []
-        for query, relevant in pairs:
-            vector, tokens = queries[query]
-            scores = weight * (index.vectors @ vector) + (1 - weight) * index.lexical.scores(tokens)
-            ranks.append(int((scores > scores[relevant]).sum()) + 1)
-        ranks = np.array(ranks)
-        table[name] = ((ranks == 1).mean(), (ranks <= 5).mean())
-    return table
 
 
 def corpus(n: int, seed: int = 5) -> list[str]:
@@ -96,10 +74,8 @@ def main(argv: list[str] | None = None) -> dict:
     store = TextStore(Path("/nonexistent"))
     (_, load_s) = timed(lambda: store.encoder)
     print(f"model: {store.encoder.name}, loaded in {load_s * 1000:.0f} ms")
-    print("quality on the 50 labelled FieldDescription queries (recall@1 / recall@5):")
-    for name, (r1, r5) in recall_table(store).items():
-        print(f"  {name:<14} {r1:.2f} / {r5:.2f}")
-        stats[f"recall5 {name}"] = r5
+    for heading, table in text_quality.report(store).items():
+        stats.update({f"{heading}: {name}": values for name, values in table.items()})
 
     texts = corpus(args.texts)
     with ProxyProcess() as proxy, neo4j.GraphDatabase.driver(proxy.uri, auth=(USER, PASSWORD)) as driver:

@@ -27,6 +27,14 @@ class ArgPlan:
     value_col: int = -1            # kind "value"
     key_col: int = -1              # the column keying the bound value by this argument, if it varies
     uses: frozenset = frozenset()  # the variables the argument reads
+    #: kind "value": the node variable it is computed from alone, which then indexes the bound
+    #: values (`probe._one_entity`), if any
+    entity: str | None = None
+
+    @property
+    def indexed_by(self) -> str:
+        """The node or relationship expression whose id indexes the call's values."""
+        return self.entity or self.text
 
 
 @dataclass

@@ -32,6 +32,8 @@ Edit = tuple[int, int, str]
 
 #: The rewrite that also plans Cypher 25's `MATCH ... SEARCH` (compat/vector.py).
 VECTOR_QUERY = "db.index.vector.queryNodes"
+#: Functions whose value differs between evaluations of one row.
+_UNREPEATABLE = frozenset({"rand", "randomuuid"})
 _UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
@@ -350,28 +352,36 @@ class PartPlanner:
                 plan = ArgPlan("value", self.render(arg))
             if plan.kind == "value":
                 plan.value_col = column(plan.text)
+                entity = _one_entity(arg, scope) if index_arg is None else None
+                if entity is not None:      # indexed by that node's id, not keyed by its value
+                    plan.entity = self.render(entity)
+                    self.entity_columns(plan, plan.entity, False, column)
             else:
-                plan.id_col = column(f"id({plan.text})")
-                if self.kind != "falkordb":
-                    plan.eid_col = column(f"elementId({plan.text})")
-                plan.labels_col = column(f"{'type' if plan.kind == 'relationship' else 'labels'}({plan.text})")
+                self.entity_columns(plan, plan.text, plan.kind == "relationship", column)
                 plan.prop_cols = tuple((p, column(f"{plan.text}.{quote_name(p)}")) for p in ext.node_properties)
             plan.uses = frozenset(_variables(arg))
             args.append(plan)
             if not _varies(arg):
                 continue
-            if plan.kind != "value" and index_arg is None:
+            if (plan.kind != "value" or plan.entity) and index_arg is None:
                 index_arg = i
             else:
                 expr = bind.key_expr(self.kind, plan.text, plan.kind != "value")
                 keys.append(expr)
                 plan.key_col = column(expr)
                 key_cols.append(plan.key_col)
-        index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].text)
+        index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].indexed_by)
         lookup = bind.Lookup(self.kind, param, index, tuple(keys))
         self.add_edit((*call.span, lookup.text))
         self.placeholders.update(lookup.placeholders())
         return Site(ext, lookup, args, index_arg, key_cols)
+
+    def entity_columns(self, plan: ArgPlan, entity: str, relationship: bool, column) -> None:
+        """The probe columns that identify the node or relationship `entity` for `plan`."""
+        plan.id_col = column(f"id({entity})")
+        if self.kind != "falkordb":
+            plan.eid_col = column(f"elementId({entity})")
+        plan.labels_col = column(f"{'type' if relationship else 'labels'}({entity})")
 
     # -- algorithms
 
@@ -516,6 +526,23 @@ def _arg_vars(call: A.FunctionCall) -> set[str]:
 def _node_property(arg: A.Expr, scope: dict) -> bool:
     """`n.key` on a node variable."""
     return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == "node"
+
+
+def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
+    """The node variable a value argument is computed from alone (`n.description + ' ' +
+    n.name`), if it is: within one execution its value is then one per node, so the call's
+    values can be bound by the node's id (a list on FalkorDB) instead of keyed by the value
+    itself (a map of long texts, read linearly). None for anything else (a relationship
+    variable may be a variable-length list), and for expressions that differ between
+    evaluations (`rand()`) or read the graph."""
+    variables = list(arg.find_all(A.Variable))
+    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) != "node":
+        return None
+    for node in arg.walk():
+        if isinstance(node, (A.PatternExpr, A.PatternComprehension, A._Subquery)) or (
+                isinstance(node, A.FunctionCall) and node.name.lower() in _UNREPEATABLE):
+            return None
+    return variables[0]
 
 
 def _varies(arg: A.Expr) -> bool:

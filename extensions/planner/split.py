@@ -60,7 +60,7 @@ def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str,
     if not sites or any(site.index_arg is None for site in sites):
         return None
     indexes = [site.args[site.index_arg] for site in sites]
-    if len({arg.text for arg in indexes}) != 1:
+    if len({arg.indexed_by for arg in indexes}) != 1:
         return None
     node = indexes[0]
     id_cols = {node.id_col, node.eid_col} - {-1}
@@ -101,8 +101,8 @@ def _node_text(lines: list[str], exprs: list[str], node, order: list[int], kind:
     if kind != "falkordb":
         per_node.append(exprs[node.eid_col])
     distinct = "DISTINCT "
-    if node.text in scope:
-        lines = [*lines, f"WITH DISTINCT {node.text} WHERE {node.text} IS NOT NULL"]
+    if node.indexed_by in scope:
+        lines = [*lines, f"WITH DISTINCT {node.indexed_by} WHERE {node.indexed_by} IS NOT NULL"]
         distinct = ""
     return "\n".join([*lines, f"RETURN {exprs[order[0]]} AS __c{order[0]}, "
                                 f"collect({distinct}[{', '.join(per_node)}]) AS __ids"])

@@ -22,6 +22,8 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from .lexical import terms
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")       # nothing here may reach for a model hub
 
 log = logging.getLogger("cypher_proxy.text")
@@ -33,7 +35,7 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "model"
 
 
 class Encoder(Protocol):
-    """What the store needs of a model: vectors, and the token ids the lexical score uses."""
+    """What the store needs of a model: vectors, and the terms the lexical score uses."""
 
     #: Identifies the model in cache keys (changes when the weights change).
     name: str
@@ -41,7 +43,7 @@ class Encoder(Protocol):
 
     def encode(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
         """(len(texts), dim) float32 rows of unit length (zero for a text without tokens),
-        and each text's token ids (int32, no special tokens)."""
+        and each text's terms (`lexical.terms`)."""
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -73,8 +75,7 @@ class StaticEncoder:
         self.name = f"model2vec-{self.dim}d-{_fingerprint(weights)}"
 
     def encode(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-        token_ids = _token_ids(self.tokenizer, texts, self.unk_id)
-        return self.embed(token_ids), token_ids
+        return self.embed(_token_ids(self.tokenizer, texts, self.unk_id)), terms(texts)
 
     def embed(self, token_ids: Sequence[np.ndarray]) -> np.ndarray:
         """Mean of the token rows, unit length: one gather and one segmented sum per chunk of
@@ -111,9 +112,7 @@ class SentenceTransformerEncoder:
 
     def encode(self, texts: Sequence[str]) -> tuple[np.ndarray, list[np.ndarray]]:
         vectors = self.model.encode(list(texts), normalize_embeddings=True, convert_to_numpy=True)
-        tokens = [np.asarray(ids, dtype=np.int32)
-                  for ids in self.model.tokenizer(list(texts), add_special_tokens=False)["input_ids"]]
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim), tokens
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.dim), terms(texts)
 
 
 def _token_ids(tokenizer, texts: Sequence[str], unk_id: int | None) -> list[np.ndarray]:

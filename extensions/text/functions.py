@@ -14,8 +14,9 @@ not one evaluation per node.
 
 A text the query computes (`n.description + ' ' + n.name`) belongs to no stored corpus: it is
 embedded per distinct text (cached by its hash) and its BM25 is its own corpus's
-(`corpus_free_scores`), so its score depends on the text and the query only, never on which
-other rows a clause happens to see.
+(`BM25.own_corpus_scores`), so its score depends on the text and the query only, never on which
+other rows a clause happens to see. The planner binds such a call by the node's id when the
+text is computed from one node, so the texts travel once (probe) and are cached with the rows.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ from extensions.cypher.render import name as quote_name
 from extensions.registry import ArgKind, Extension, GraphContext, NodeRef, RelationshipRef
 from core.errors import argument_error
 
-from .lexical import corpus_free_scores
-from .store import COSINE_WEIGHT, TextIndex, TextStore
+from .store import TextIndex, TextStore
 
 SIGNATURE = "text_score(node|rel, 'property', 'query text')"
 #: What errors teach: both forms (describe() shows SIGNATURE, and the text form per type's texts).
@@ -120,8 +120,10 @@ class _TextScore:
 
     def evaluate(self, rows: Sequence[tuple], prepared: dict) -> list:
         values: list = [None] * len(rows)
-        stored = [i for i, row in enumerate(rows) if len(row) == 3]
-        free = [i for i, row in enumerate(rows) if len(row) == 2]
+        stored: list[int] = []
+        free: list[int] = []
+        for i, row in enumerate(rows):
+            (stored if len(row) == 3 else free).append(i)
         self._score_stored(rows, stored, prepared, values)
         self._score_free(rows, free, values)
         return values
@@ -149,21 +151,20 @@ class _TextScore:
         """text_score(text, query): each distinct text embedded once, scored alone."""
         groups: dict[str, list[int]] = defaultdict(list)
         for i in members:
-            text, query = _checked_free(rows[i])
-            if text is not None and query is not None:
-                groups[query].append(i)
+            text, query = rows[i]
+            if type(text) is not str or type(query) is not str:        # else nothing to check
+                text, query = _checked_free(rows[i])
+                if text is None or query is None:
+                    continue
+            groups[query].append(i)
         if not groups:
             return
+        corpus = self.store.free_corpus(list(dict.fromkeys(rows[i][0] for group in groups.values() for i in group)))
         queries = self.store.queries(list(groups))
-        embedded = self.store.free_texts([rows[i][0] for group in groups.values() for i in group])
         for query, group in groups.items():
-            texts = list(dict.fromkeys(rows[i][0] for i in group))
-            vectors = np.stack([embedded[t][0] for t in texts])
-            vector, tokens = queries[query]
-            lexical = corpus_free_scores([embedded[t][1] for t in texts], tokens)
-            score_of = dict(zip(texts, (COSINE_WEIGHT * (vectors @ vector) + (1 - COSINE_WEIGHT) * lexical).tolist()))
+            scores = corpus.scores(*queries[query]).tolist()
             for i in group:
-                values[i] = score_of[rows[i][0]]
+                values[i] = scores[corpus.rows[rows[i][0]]]
 
 
 def _checked_stored(row: tuple) -> tuple[Entity, str | None, str | None]:

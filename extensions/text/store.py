@@ -1,9 +1,9 @@
 """The text store: embeddings of node and relationship texts per (label or type, property),
 on disk and in memory, and of free texts (expressions) in memory.
 
-On disk, under `<data-dir>/text/<database>/<model>/<label>/<property>.npz` (relationships:
-`.../<model>/[relationship]/<type>/<property>.npz`; no quoted label contains a bracket): one row per
-distinct text, keyed by a hash of the text (vector, token ids). A restart or a changed text
+On disk, under `<data-dir>/text/<database>/<model>-<terms>/<label>/<property>.npz` (relationships:
+`.../<model>-<terms>/[relationship]/<type>/<property>.npz`; no quoted label contains a bracket): one row per
+distinct text, keyed by a hash of the text (vector, lexical terms). A restart or a changed text
 costs only the texts whose hash is new; the file is rewritten atomically (temp file, then
 rename) with exactly the texts present, so it never grows with history.
 
@@ -16,7 +16,10 @@ Reading happens on the event loop (it is a database query), in batches that leav
 between them; hashing and embedding run in a worker thread, one build per key at a time.
 
 Free texts (`text_score(n.description + ' ' + n.name, $q)`) and query texts are embedded per
-distinct text and kept in LRU caches (free texts keyed by their hash).
+distinct text and kept in LRU caches (free texts keyed by their hash). The free texts of one
+evaluation are also kept together as a `FreeCorpus` (matrix and postings, keyed by the list of
+texts): a repeat over the same rows with a new question, the usual case, then costs one
+hash and one product, not a cache look-up and a vector copy per text.
 """
 
 from __future__ import annotations
@@ -39,12 +42,15 @@ from extensions.cypher.render import name as quote_name
 from extensions.registry import GraphContext
 
 from .encoders import Encoder, load_encoder
-from .lexical import BM25
+from .lexical import BM25, TERMS
 
 #: Weight of the cosine in text_score; the rest is normalised BM25 (see lexical.py).
 COSINE_WEIGHT = 0.5
 _QUERY_CACHE = 1024
 _FREE_TEXT_CACHE = 100_000
+#: Free-text corpora kept (each is its texts' vectors and postings), at most; together they
+#: hold at most _FREE_TEXT_CACHE texts besides the newest.
+_FREE_CORPORA = 8
 #: The path part under which relationship types' texts are kept (quote() escapes brackets).
 _RELATIONSHIPS = "[relationship]"
 
@@ -87,6 +93,20 @@ class TextIndex:
         return COSINE_WEIGHT * (self.vectors @ vector) + (1 - COSINE_WEIGHT) * self.lexical.scores(tokens)
 
 
+@dataclass
+class FreeCorpus:
+    """Texts a query computed, embedded and indexed together; each is scored as its own corpus."""
+
+    texts: list[str]
+    rows: dict[str, int]                  # text -> its row in `vectors`
+    vectors: np.ndarray
+    lexical: BM25
+
+    def scores(self, vector: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+        """text_score of every text for one query (BM25 of each text alone: lexical.py)."""
+        return COSINE_WEIGHT * (self.vectors @ vector) + (1 - COSINE_WEIGHT) * self.lexical.own_corpus_scores(tokens)
+
+
 class _DiskCache:
     """The embedded texts of one (database, model, label, property), keyed by text hash."""
 
@@ -108,7 +128,7 @@ class _DiskCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
         offsets = np.concatenate(([0], np.cumsum(lengths)))
-        flat = np.concatenate(tokens).astype(np.int32) if tokens else np.empty(0, np.int32)
+        flat = np.concatenate(tokens).astype(np.int64) if tokens else np.empty(0, np.int64)
         # uint8 rows, not "S16": numpy strips trailing zero bytes from fixed-width bytes
         hash_rows = np.frombuffer(b"".join(hashes), dtype=np.uint8).reshape(len(hashes), 16)
         handle, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
@@ -162,6 +182,8 @@ class TextStore:
         self._builds: dict[tuple[str, str, str], asyncio.Lock] = {}
         self._queries = _EmbeddingCache(_QUERY_CACHE, lambda text: text)
         self._free_texts = _EmbeddingCache(_FREE_TEXT_CACHE, text_hash)
+        self._corpora: OrderedDict[int, FreeCorpus] = OrderedDict()
+        self._corpora_lock = threading.Lock()
 
     @property
     def encoder(self) -> Encoder:
@@ -225,7 +247,7 @@ class TextStore:
                          BM25([all_tokens[i] for i in rows_per_text]), others, relationship)
 
     def _path(self, database: str, label: str, key: str, relationship: bool) -> Path:
-        parts = [quote(part, safe="") or "%" for part in (database, self.encoder.name, label)]
+        parts = [quote(part, safe="") or "%" for part in (database, f"{self.encoder.name}-{TERMS}", label)]
         if relationship:
             parts.insert(2, _RELATIONSHIPS)
         return self.root.joinpath(*parts, quote(key, safe="") + ".npz")
@@ -236,6 +258,23 @@ class TextStore:
         """{query text: (unit vector, token ids)}, each distinct text embedded once (LRU-cached)."""
         return self._queries.embed(lambda: self.encoder, texts)
 
-    def free_texts(self, texts: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """{text: (unit vector, token ids)} for texts computed by a query, cached by their hash."""
-        return self._free_texts.embed(lambda: self.encoder, texts)
+    def free_corpus(self, texts: Sequence[str]) -> FreeCorpus:
+        """The distinct `texts` (computed by a query) ready to score; each text is embedded once
+        (cached by its hash), the corpus kept while the same texts come again."""
+        # Python's own hash: a string caches it, and the probe cache hands back the same strings
+        key = hash(tuple(texts))
+        with self._corpora_lock:
+            corpus = self._corpora.get(key)
+            if corpus is not None and corpus.texts == texts:
+                self._corpora.move_to_end(key)
+                return corpus
+        embedded = self._free_texts.embed(lambda: self.encoder, texts)
+        corpus = FreeCorpus(list(texts), {text: row for row, text in enumerate(texts)},
+                            np.stack([embedded[t][0] for t in texts]) if texts else np.empty((0, 0), np.float32),
+                            BM25([embedded[t][1] for t in texts]))
+        with self._corpora_lock:
+            self._corpora[key] = corpus
+            while len(self._corpora) > 1 and (len(self._corpora) > _FREE_CORPORA or sum(
+                    len(kept.texts) for kept in self._corpora.values()) > _FREE_TEXT_CACHE + len(texts)):
+                self._corpora.popitem(last=False)
+        return corpus

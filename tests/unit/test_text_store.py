@@ -14,7 +14,7 @@ from model2vec import StaticModel
 
 from extensions.registry import GraphContext
 from extensions.text.encoders import DEFAULT_MODEL, load_encoder
-from extensions.text.lexical import BM25, K1
+from extensions.text.lexical import BM25, K1, terms
 from extensions.text.store import COSINE_WEIGHT, TextStore, _DiskCache
 
 TEXTS = ["The field is produced by pressure depletion.",
@@ -61,13 +61,22 @@ def test_bm25_matches_bm25s(encoder):
         assert 0 <= got.max() < 1
 
 
+def test_terms_are_stemmed_words():
+    injection, injected, kvitebjorn, empty = terms(["Water injection", "water was INJECTED", "Kvitebjørn", ""])
+    assert injection.tolist() == [injected[0], injected[2]]          # water, inject; "was" is its own
+    assert len(set(injected.tolist())) == 3 and len(empty) == 0
+    assert terms(["kvitebjørn's"])[0][0] == kvitebjorn[0]            # case folded, the same id each call
+    assert terms(["cat"])[0][0] not in terms(["catastrophizing"])[0]  # no word pieces
+    assert all(0 <= t < 2**62 for t in (*injection.tolist(), *kvitebjorn.tolist()))
+
+
 @given(st.lists(st.tuples(st.binary(min_size=16, max_size=16),
-                          st.lists(st.integers(0, 2**31 - 1), max_size=20)), max_size=30, unique_by=lambda t: t[0]))
+                          st.lists(st.integers(0, 2**62 - 1), max_size=20)), max_size=30, unique_by=lambda t: t[0]))
 @settings(max_examples=40, deadline=None)
 def test_disk_cache_round_trip(tmp_path_factory, entries):
     path = tmp_path_factory.mktemp("cache") / "Label" / "text.npz"
     hashes = [h for h, _ in entries]
-    tokens = [np.array(t, dtype=np.int32) for _, t in entries]
+    tokens = [np.array(t, dtype=np.int64) for _, t in entries]
     vectors = np.random.default_rng(len(entries)).random((len(entries), 4), dtype=np.float32)
     _DiskCache(path).save(hashes, vectors, tokens)
     rows, got_vectors, got_tokens = _DiskCache(path).load()
@@ -138,3 +147,18 @@ def test_store_keeps_nothing_for_a_transaction_that_wrote(tmp_path, encoder):
     asyncio.run(store.index(graph.context(None), "Doc", "text"))
     assert graph.reads == 2                                  # read again each time
     assert not any(tmp_path.rglob("*.npz"))                  # and nothing written to disk
+
+
+def test_free_corpus_is_kept_for_the_same_texts(tmp_path, encoder):
+    store = _store(tmp_path, encoder)
+    texts = ["gas export", "oil export", "water injection"]
+    corpus = store.free_corpus(texts)
+    assert store.free_corpus(list(texts)) is corpus                      # equal texts: the same corpus
+    vector, query_terms = store.queries(["gas"])["gas"]
+    alone = [BM25([text_terms]).scores(query_terms)[0] for text_terms in terms(texts)]   # each its own corpus
+    assert corpus.scores(vector, query_terms) == pytest.approx(
+        COSINE_WEIGHT * (corpus.vectors @ vector) + (1 - COSINE_WEIGHT) * np.array(alone))
+    for i in range(8):                                                  # eight newer corpora evict it
+        store.free_corpus([f"text {i}"])
+    assert store.free_corpus(texts) is not corpus
+    assert all(store._encoder.encoded.count(text) == 1 for text in texts)    # but its texts stay embedded
