@@ -7,6 +7,7 @@ most `n` records from the database so the wire can apply backpressure.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections import Counter
@@ -105,6 +106,12 @@ class Transaction(ABC):
 
     @abstractmethod
     async def rollback(self) -> None: ...
+
+    def working(self) -> contextlib.AbstractContextManager:
+        """Mark the proxy at work on a client's request in this transaction (a statement from RUN
+        to its reply, through its probes, computing and binding; a PULL or DISCARD): an idle
+        timeout does not count that time. A no-op for backends without one."""
+        return contextlib.nullcontext()
 
 
 class Backend(ABC):

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Hashable
 from typing import Any, Protocol
 
-from core.backend import Backend, Result, Transaction, TxConfig
+from core.backend import Backend, Result, Summary, Transaction, TxConfig
 from core.errors import CypherError
 from proxy.logins import LoginGuard
 
@@ -82,6 +82,26 @@ class TransactionRunner:
         return None if self._tx.wrote else self.backend.graph_state(self.database)
 
 
+class _WorkingResult(Result):
+    """A result in an explicit transaction: while the proxy fetches its records for the client,
+    the transaction is not idle (`Transaction.working`)."""
+
+    def __init__(self, result: Result, tx: Transaction):
+        self._result, self._tx = result, tx
+
+    @property
+    def keys(self) -> list[str]:
+        return self._result.keys
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        with self._tx.working():
+            return await self._result.fetch(n)
+
+    async def consume(self) -> Summary:
+        with self._tx.working():
+            return await self._result.consume()
+
+
 class Session:
     """Authentication and transaction state of one client connection."""
 
@@ -126,6 +146,13 @@ class Session:
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig | None = None) -> Result:
         """Run a query in the open transaction, or auto-commit with `config`."""
+        tx = self._tx
+        if tx is None:
+            return await self._run(query, params, config)
+        with tx.working():                           # the client waits on the proxy: not idle
+            return _WorkingResult(await self._run(query, params, config), tx)
+
+    async def _run(self, query: str, params: dict[str, Any], config: TxConfig | None) -> Result:
         params = params or {}
         if len(query) > _CHECK_IN_THREAD_CHARS:
             await asyncio.to_thread(self.backend.check_query, query, params)

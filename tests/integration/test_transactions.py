@@ -1,5 +1,6 @@
 """Explicit transactions on the embedded database as a driver sees them: isolation, the idle
-timeout that frees writers from a silent client, and Neo4j's error codes for lock waits."""
+timeout that frees writers from a silent client (and spares a client waiting on a long extension
+step), and Neo4j's error codes for lock waits."""
 
 from __future__ import annotations
 
@@ -14,9 +15,15 @@ from tests.harness import PASSWORD, USER, ProxyProcess
 
 @pytest.fixture(scope="module")
 def idle_proxy():
-    """A proxy that rolls back transactions idle for more than 1 s."""
-    with ProxyProcess(args=["--tx-idle-timeout", "1"]) as proc:
+    """A proxy that rolls back transactions idle for more than IDLE_TIMEOUT seconds."""
+    with ProxyProcess(args=["--tx-idle-timeout", str(IDLE_TIMEOUT)]) as proc:
         yield proc
+
+
+IDLE_TIMEOUT = 0.25
+#: Texts whose first `text_score` embeds them all (cold), between the probe and the bound query:
+#: ~1.6-2 s on the 2-core CI machine, 6-8 idle timeouts.
+COLD_TEXTS = 20_000
 
 
 def test_other_clients_read_committed_data_only(clean_graph):
@@ -48,6 +55,38 @@ def test_an_idle_transaction_is_rolled_back_and_frees_writers(idle_proxy):
         assert "idle" in info.value.message
         labels = driver.execute_query("MATCH (n) RETURN labels(n)[0] AS l").records
         assert [r["l"] for r in labels] == ["Other"]
+
+
+@pytest.fixture(scope="module")
+def idle_docs(idle_proxy):
+    """A driver for `idle_proxy` and COLD_TEXTS nodes with two text properties never scored yet."""
+    with neo4j.GraphDatabase.driver(idle_proxy.uri, auth=(USER, PASSWORD)) as driver:
+        driver.execute_query("MATCH (n) DETACH DELETE n")
+        driver.execute_query(
+            "UNWIND range(1, $n) AS i CREATE (:Report {id: i, "
+            "text: 'well ' + toString(i) + ' was drilled to ' + toString(i * 7919 % 100003) + ' m in block ' "
+            "+ toString(i % 977) + ' of the northern shelf, logged, cased and plugged after testing', "
+            "note: 'rig ' + toString(i * 104729 % 99991) + ' moved to field ' + toString(i % 613) + ' in week ' "
+            "+ toString(i) + ' after the crew finished the maintenance of its derrick and pumps'})", n=COLD_TEXTS)
+        yield driver
+
+
+def test_a_long_extension_step_is_not_idle_time(idle_docs):
+    # The proxy computes the scores between its probe and the bound query for much longer than
+    # the idle timeout; the client is waiting on its RUN meanwhile, not idle (issue 31).
+    records, _, _ = idle_docs.execute_query(
+        "MATCH (r:Report) RETURN r.id AS id, text_score(r, 'text', 'drilling depth') AS s "
+        "ORDER BY s DESC LIMIT 3")
+    assert len(records) == 3 and records[0]["s"] >= records[2]["s"]
+
+
+def test_the_transaction_timeout_still_cuts_a_long_extension_step(idle_docs):
+    scored = neo4j.unit_of_work(timeout=2 * IDLE_TIMEOUT)(
+        lambda tx: tx.run("MATCH (r:Report) RETURN max(text_score(r, 'note', 'rig move')) AS s").single())
+    with idle_docs.session() as session, pytest.raises(ClientError) as info:
+        session.execute_read(scored)
+    assert info.value.code == "Neo.ClientError.Transaction.TransactionTimedOut"
+    assert f"its timeout of {2 * IDLE_TIMEOUT:g} s" in info.value.message
 
 
 def test_lock_wait_cut_by_the_transaction_timeout_is_a_client_error(clean_graph):

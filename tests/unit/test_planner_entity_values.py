@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from extensions.planner import ExtensionPlanner
+from extensions.planner.planner import ExtensionPlanner
 from tests.unit.test_planner_support import GRAPH, RecordingRunner, registry, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}

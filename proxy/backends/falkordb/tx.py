@@ -13,11 +13,19 @@ running, kills the old primary: FalkorDB cannot stop a write that is changing th
 end in one step that a client's cancellation (RESET, a disconnect, a driver timeout) cannot cut
 in half: commit has no await, rollback runs shielded. Whoever arms the expiry timer also cancels it, and the expiry task is
 kept referenced.
+
+The idle timeout measures the client's silence only: while the proxy works on one of the client's
+requests (`working`: a statement from RUN through its probes, the extension computing between them
+and the bound query, or a PULL), only the total timeout runs, so a long extension step does not
+expire the transaction. This is Neo4j's rule for its HTTP transactions (a transaction with no
+request for `server.http.transaction_idle_timeout` is rolled back); Bolt transactions in Neo4j have
+no idle timeout, only the total one (`tx_timeout`, `db.transaction.timeout`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import time
 from typing import Any, Protocol
@@ -92,6 +100,7 @@ class FalkorDBTransaction(Transaction):
         self._generation = backend.pair.generation
         self._expired_because = ""
         self._running = False                        # a statement is running (`run`)
+        self._requests = 0                           # client requests the proxy is working on
         self._timer: asyncio.TimerHandle | None = None
         self._expiry: asyncio.Task | None = None
         self.touch()
@@ -187,12 +196,24 @@ class FalkorDBTransaction(Transaction):
 
     # ------------------------------------------------------------------ timeouts
 
+    @contextlib.contextmanager
+    def working(self):
+        self._requests += 1
+        self.touch()
+        try:
+            yield
+        finally:
+            self._requests -= 1
+            self.touch()
+
     def touch(self) -> None:
-        """Activity: (re)arm the timer for the idle timeout or the total timeout, whichever is first."""
+        """Activity: (re)arm the timer for the total timeout, and for the idle timeout unless the
+        proxy is working on a request, whichever is first."""
         self._disarm()
         if self._state not in (TxState.OPEN, TxState.WRITING):
             return
-        due = [t for t in (self._deadline, self._idle_timeout and time.monotonic() + self._idle_timeout) if t]
+        idle_due = self._idle_timeout and not self._requests and time.monotonic() + self._idle_timeout
+        due = [t for t in (self._deadline, idle_due) if t]
         if due:
             delay = max(0.0, min(due) - time.monotonic())
             self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
