@@ -287,14 +287,29 @@ class _Analysis:
                 static = True
         return _Choice(safe, unsafe, tuple(params), True if static else (None if params else False))
 
+    def _chain(self, node: A.ComparisonChain, bound: dict[str, Any]) -> _Choice | None:
+        """`'a' <= n.k < 'b'`: its indexed properties compared exactly, unless every other
+        operand is a number."""
+        props = [o for o in node.operands if self._indexed(o, bound)]
+        if not props or all(isinstance(o, A.Literal) and not isinstance(o.value, str)
+                            for o in node.operands if o not in props):
+            return None
+        exact = [(*p.span, f"[{self.src(p)}][0]") for p in props]
+        return _Choice(exact, exact, static=True)
+
+    def _indexed(self, expr, bound: dict[str, Any]) -> bool:
+        return isinstance(expr, A.Property) and isinstance(expr.expr, A.Variable) \
+            and expr.expr.name in bound and self._ranged(bound[expr.expr.name], expr.key)
+
     def _comparison(self, node, bound: dict[str, Any]) -> _Choice | None:
         """The edits of one comparison of an indexed property in a MATCH's WHERE."""
+        if isinstance(node, A.ComparisonChain):
+            return self._chain(node, bound)
         if not isinstance(node, A.BinaryOp) or node.op not in _SWAPPED and node.op not in _RANGES:
             return None
         sides = [(node.left, node.right), (node.right, node.left)] if node.op != "IN" else [(node.left, node.right)]
         for prop, value in sides:
-            if isinstance(prop, A.Property) and isinstance(prop.expr, A.Variable) \
-                    and prop.expr.name in bound and self._ranged(bound[prop.expr.name], prop.key):
+            if self._indexed(prop, bound):
                 break
         else:
             return None
@@ -373,6 +388,8 @@ class _Analysis:
 
     def set_item(self, item: A.SetItem) -> None:
         unique_keys = sorted({p for _, _, p in self.schema.unique})
+        if item.kind == "labels" and isinstance(item.target, A.Variable) and item.labels is not None:
+            self._label_item(item)
         if not unique_keys or item.value is None or not isinstance(item.target, (A.Variable, A.Property)):
             return
         if item.kind == "property":
@@ -387,6 +404,18 @@ class _Analysis:
             on = self._on_labels(item.target.name, labels)
             self._wrap(item.value, lambda g: (f"{on} AND any(__k IN [__y IN keys({g}) WHERE __y IN {keys}] "
                                                f"WHERE {_untrimmed_condition(f'{g}[__k]')})"), _CONSTRAINED)
+
+    def _label_item(self, item: A.SetItem) -> None:
+        """`SET n:L` where L has a uniqueness constraint: the node's value is checked before the
+        label is added (a no-op `n += {}` item in front of it)."""
+        labels = set(item.labels.names())
+        keys = sorted({p for e, label, p in self.schema.unique if e == "NODE" and label in labels})
+        if not keys:
+            return
+        var = quote(item.target.name)
+        condition = " OR ".join(_untrimmed_condition(f"{var}.{quote(k)}") for k in keys)
+        self._refusal(_CONSTRAINED)
+        self.result.edits.append((item.span[0], item.span[0], f"{var} += [{{}}, {_fail_when(condition)}][0], "))
 
     @staticmethod
     def _on_labels(var: str, labels: list[str]) -> str:

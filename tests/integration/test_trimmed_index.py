@@ -52,7 +52,7 @@ def model(op: str, value) -> list:
             return stored in (value, "b")
         if not isinstance(stored, str):
             return False
-        return stored < value if op == "<" else stored >= value
+        return stored < value if op == "<" else value <= stored < "b" if op == "chain" else stored >= value
     return sorted(repr(s) for s in STORED if holds(s))
 
 
@@ -62,7 +62,7 @@ def literal(value: str) -> str:
 
 QUERIES = {"map": "MATCH (n:S {k: X}) RETURN n.k", "=": "MATCH (n:S) WHERE n.k = X RETURN n.k",
            "IN": "MATCH (n:S) WHERE n.k IN [X, 'b'] RETURN n.k", "<": "MATCH (n:S) WHERE n.k < X RETURN n.k",
-           ">=": "MATCH (n:S) WHERE X <= n.k RETURN n.k"}
+           ">=": "MATCH (n:S) WHERE X <= n.k RETURN n.k", "chain": "MATCH (n:S) WHERE X <= n.k < 'b' RETURN n.k"}
 ALSO = {"map": ["MATCH ()-[r:R {k: X}]->() RETURN r.k", "MATCH (n:C {a: X, b: 1}) RETURN n.a"],
         "=": ["MATCH ()-[r:R]->() WHERE r.k = X RETURN r.k", "MATCH (n:C) WHERE n.a = X AND n.b = 1 RETURN n.a"]}
 
@@ -130,7 +130,7 @@ def test_merge_of_ordinary_values_matches_or_creates(served):
     ("CREATE (:U {k: ''})", {}), ("CREATE (:U {k: $v})", {"v": " a"}), ("CREATE (n:U $p)", {"p": {"k": "\ta"}}),
     ("UNWIND ['u1', 'u2 '] AS v CREATE (:U {k: v})", {}), ("MERGE (:U {k: $v})", {"v": ""}),
     ("CREATE (n:U {k: 'u3'}) SET n.k = $v", {"v": "u3\n"}), ("CREATE (n:U {k: 'u4'}) SET n += {k: ''}", {}),
-    ("CREATE (n:U {k: 'u5'}) SET n = $m", {"m": {"k": " "}})])
+    ("CREATE (n:U {k: 'u5'}) SET n = $m", {"m": {"k": " "}}), ("CREATE (n:Q {k: ''}) SET n:U", {})])
 def test_untrimmed_strings_under_a_uniqueness_constraint_are_refused_not_crashing(served, query, params):
     _, driver, root = served
     before = count(driver, "U")
