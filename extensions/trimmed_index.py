@@ -183,6 +183,9 @@ def analyse(text: str, schema: Schema) -> Rewrite | None:
     except CypherError:
         return None
     work = _Analysis(text, schema)
+    for node in tree.walk():                     # pre-order: an inner FOREACH comes later, and wins
+        if isinstance(node, A.Foreach):
+            work.foreach_of.update({id(m): node for m in node.walk() if isinstance(m, A.Merge)})
     for node in tree.walk():
         if isinstance(node, A.Match):
             work.match(node)
@@ -190,9 +193,10 @@ def analyse(text: str, schema: Schema) -> Rewrite | None:
             work.merge(node)
         elif isinstance(node, A.Create):
             for element in _elements(node.pattern.paths):
-                work.guard_written(element, merging=False)
+                work.guard_written(element)
         elif isinstance(node, A.SetItem):
             work.set_item(node)
+    work.check_foreach_sources()
     rewrite = work.result
     if not (rewrite.edits or rewrite.choices or rewrite.checked_maps or rewrite.checked_values or rewrite.tail):
         return None
@@ -215,6 +219,9 @@ class _Analysis:
         self.text, self.schema = text, schema
         self.result = Rewrite()
         self._fresh = count()
+        #: the innermost FOREACH around each MERGE (by id), and the checks its list gets
+        self.foreach_of: dict[int, A.Foreach] = {}
+        self._foreach_checks: dict[int, tuple[A.Foreach, str, list[str]]] = {}
 
     def fresh(self, stem: str) -> str:
         return f"__{stem}{next(self._fresh)}"
@@ -358,14 +365,42 @@ class _Analysis:
             if computed:
                 self._refusal(message)
                 condition = " OR ".join(_untrimmed_condition(self.src(v)) for v in computed)
-                self.result.edits.append((clause.span[0], clause.span[0],
-                                          f"WITH * WHERE [true, {_fail_when(condition)}][0] "))
+                if id(clause) in self.foreach_of:
+                    self._check_in_foreach(self.foreach_of[id(clause)], computed)
+                else:
+                    self.result.edits.append((clause.span[0], clause.span[0],
+                                              f"WITH * WHERE [true, {_fail_when(condition)}][0] "))
             self._refusal(_MERGE_TWIN)
             twins = " OR ".join(f"[{var}.{quote(k)}][0] <> {self.src(v)}" for k, v in entries)
             self.result.tail.append((clause.span[1], clause.span[1],
                                      f" ON MATCH SET {var} += [{{}}, {_fail_when(twins)}][0]"))
 
-    def guard_written(self, element, *, merging: bool) -> None:
+    def _check_in_foreach(self, loop: A.Foreach, values: list) -> None:
+        """A FOREACH body takes no WITH: its list is checked instead (a filter keeping every
+        element), each element bound to a variable of its own that the values read in place of
+        the loop's."""
+        body = {n.var.name for c in loop.clauses for n in c.walk()
+                if isinstance(n, (A.NodePattern, A.RelPattern)) and n.var is not None}
+        if any(isinstance(n, A.Variable) and n.name in body for v in values for n in v.walk()):
+            raise CypherError(UNSUPPORTED, "MERGE inside FOREACH on an indexed property of the embedded "
+                              "FalkorDB takes a value from the FOREACH's own list, a parameter or a literal "
+                              "(its index trims strings, so the proxy checks the values first): UNWIND the "
+                              "list and MERGE after it.")
+        element = f"__fe{id(loop) % 10_000}"
+        for value in values:
+            start = value.span[0]
+            renamed = splice(self.src(value), [((n.span[0] - start, n.span[1] - start), element) for n in value.walk()
+                                               if isinstance(n, A.Variable) and n.name == loop.var.name])
+            self._foreach_checks.setdefault(id(loop), (loop, element, []))[2].append(_untrimmed_condition(renamed))
+
+    def check_foreach_sources(self) -> None:
+        for loop, element, conditions in self._foreach_checks.values():
+            start, end = loop.source.span
+            self.result.edits += [(start, start, f"[{element} IN ("),
+                                  (end, end, f") WHERE {_fail_when(' OR '.join(conditions))} IS NOT NULL]")]
+
+    def guard_written(self, element) -> None:
+        """A created element's uniquely constrained values, refused when untrimmed."""
         props = element.properties
         if isinstance(props, A.MapLiteral):
             for key, value in props.items:
@@ -422,12 +457,14 @@ class _Analysis:
         return "(" + " OR ".join(f"{quote(var)}:{quote(label)}" for label in labels) + ")"
 
     def _wrap(self, value, condition, message: str) -> None:
-        """`value`, evaluated once, failing the statement when `condition(it)` holds."""
+        """`value`, evaluated once, failing the statement when `condition(it)` holds (as a list
+        filter: in a projection `[x IN l | [x, failing][0]]` FalkorDB gave null instead of failing
+        inside a FOREACH list, measured)."""
         name = self.fresh("g")
         self._refusal(message)
         start, end = value.span
         self.result.edits += [(start, start, f"[{name} IN ["),
-                              (end, end, f"] | [{name}, {_fail_when(condition(name))}][0]][0]")]
+                              (end, end, f"] WHERE {_fail_when(condition(name))} IS NOT NULL][0]")]
 
     def _refusal(self, message: str) -> None:
         if message not in self.result.refusals:

@@ -105,7 +105,8 @@ def count(driver, label: str) -> int:
 
 @pytest.mark.parametrize("query, params", [
     ("MERGE (n:S {k: ''}) RETURN n", {}), ("MERGE (n:S {k: $v}) RETURN n", {"v": "a\t"}),
-    ("UNWIND ['new', ' new'] AS v MERGE (n:S {k: v})", {}),
+    ("UNWIND ['new', ' new'] AS v MERGE (n:S {k: v})", {}), ("FOREACH (v IN ['n1', ' n1'] | MERGE (:S {k: v}))", {}),
+    ("UNWIND [{k: 'n2'}, {k: ''}] AS row CALL { WITH row MERGE (:S {k: row.k}) }", {}),
     ("MERGE (n:S {k: 'a b'}) WITH n MERGE (m:S {k: 'a'})", {})])    # matched `a`'s trimmed twins
 def test_merge_refuses_what_the_index_cannot_find_and_writes_nothing(served, query, params):
     _, driver, _ = served
@@ -121,8 +122,9 @@ def test_merge_of_ordinary_values_matches_or_creates(served):
     before = count(driver, "S")
     for _ in range(2):
         driver.execute_query("UNWIND ['m1', 'm2', 'm1'] AS v MERGE (n:S {k: v}) ON CREATE SET n.new = true")
-    assert answer(driver, "MATCH (n:S) WHERE n.k IN ['m1', 'm2'] RETURN n.k") == ["'m1'", "'m2'"]
-    assert count(driver, "S") == before + 2
+        driver.execute_query("FOREACH (v IN ['m3', 'm3'] | MERGE (n:S {k: v}) ON CREATE SET n.new = true)")
+    assert answer(driver, "MATCH (n:S) WHERE n.k IN ['m1', 'm2', 'm3'] RETURN n.k") == ["'m1'", "'m2'", "'m3'"]
+    assert count(driver, "S") == before + 3
     driver.execute_query("MATCH (n:S) WHERE n.new DELETE n")
 
 
@@ -130,7 +132,7 @@ def test_merge_of_ordinary_values_matches_or_creates(served):
     ("CREATE (:U {k: ''})", {}), ("CREATE (:U {k: $v})", {"v": " a"}), ("CREATE (n:U $p)", {"p": {"k": "\ta"}}),
     ("UNWIND ['u1', 'u2 '] AS v CREATE (:U {k: v})", {}), ("MERGE (:U {k: $v})", {"v": ""}),
     ("CREATE (n:U {k: 'u3'}) SET n.k = $v", {"v": "u3\n"}), ("CREATE (n:U {k: 'u4'}) SET n += {k: ''}", {}),
-    ("CREATE (n:U {k: 'u5'}) SET n = $m", {"m": {"k": " "}}), ("CREATE (n:Q {k: ''}) SET n:U", {})])
+    ("CREATE (n:U {k: 'u5'}) SET n = $m", {"m": {"k": " "}}), ("FOREACH (v IN ['u6', ''] | CREATE (:U {k: v}))", {}), ("CREATE (n:Q {k: ''}) SET n:U", {})])
 def test_untrimmed_strings_under_a_uniqueness_constraint_are_refused_not_crashing(served, query, params):
     _, driver, root = served
     before = count(driver, "U")
