@@ -66,7 +66,7 @@ UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 #: Items of a parameter looked at for untrimmed strings; past it, the value counts as untrimmed.
 MAX_CHECKED_ITEMS = 100_000
 _RANGES = frozenset({"<", "<=", ">", ">="})
-_SWAPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "=", "IN": "IN"}
+_COMPARED = _RANGES | {"=", "IN"}
 
 Edit = tuple[int, int, str]
 
@@ -102,8 +102,9 @@ def holds_untrimmed(value: Any, budget: list[int] | None = None) -> bool:
 
 @dataclass
 class _Choice:
-    """Edits chosen per run: `unsafe` when a value is untrimmed (a literal: known now; the named
-    parameters: checked per run; `always`: a value known only while the query runs)."""
+    """Edits chosen per run: `unsafe` when a value is untrimmed. `static` decides when the values
+    are known now (a literal) or only while the query runs (True); else the named parameters
+    decide, per run."""
 
     safe: list[Edit]
     unsafe: list[Edit]
@@ -186,6 +187,8 @@ def analyse(text: str, schema: Schema) -> Rewrite | None:
     for node in tree.walk():                     # pre-order: an inner FOREACH comes later, and wins
         if isinstance(node, A.Foreach):
             work.foreach_of.update({id(m): node for m in node.walk() if isinstance(m, A.Merge)})
+        elif isinstance(node, A.SingleQuery) and node.clauses:
+            work.first_clauses.add(id(node.clauses[0]))
     for node in tree.walk():
         if isinstance(node, A.Match):
             work.match(node)
@@ -219,6 +222,8 @@ class _Analysis:
         self.text, self.schema = text, schema
         self.result = Rewrite()
         self._fresh = count()
+        #: clauses (by id) that begin a query, where `WITH *` cannot stand
+        self.first_clauses: set[int] = set()
         #: the innermost FOREACH around each MERGE (by id), and the checks its list gets
         self.foreach_of: dict[int, A.Foreach] = {}
         self._foreach_checks: dict[int, tuple[A.Foreach, str, list[str]]] = {}
@@ -312,7 +317,7 @@ class _Analysis:
         """The edits of one comparison of an indexed property in a MATCH's WHERE."""
         if isinstance(node, A.ComparisonChain):
             return self._chain(node, bound)
-        if not isinstance(node, A.BinaryOp) or node.op not in _SWAPPED and node.op not in _RANGES:
+        if not isinstance(node, A.BinaryOp) or node.op not in _COMPARED:
             return None
         sides = [(node.left, node.right), (node.right, node.left)] if node.op != "IN" else [(node.left, node.right)]
         for prop, value in sides:
@@ -368,8 +373,9 @@ class _Analysis:
                 if id(clause) in self.foreach_of:
                     self._check_in_foreach(self.foreach_of[id(clause)], computed)
                 else:
+                    keep = "" if id(clause) in self.first_clauses else "*, "
                     self.result.edits.append((clause.span[0], clause.span[0],
-                                              f"WITH * WHERE [true, {_fail_when(condition)}][0] "))
+                                              f"WITH {keep}{_fail_when(condition)} AS {self.fresh('ck')} "))
             self._refusal(_MERGE_TWIN)
             twins = " OR ".join(f"[{var}.{quote(k)}][0] <> {self.src(v)}" for k, v in entries)
             self.result.tail.append((clause.span[1], clause.span[1],
@@ -386,7 +392,7 @@ class _Analysis:
                               "FalkorDB takes a value from the FOREACH's own list, a parameter or a literal "
                               "(its index trims strings, so the proxy checks the values first): UNWIND the "
                               "list and MERGE after it.")
-        element = f"__fe{id(loop) % 10_000}"
+        element = self._foreach_checks[id(loop)][1] if id(loop) in self._foreach_checks else self.fresh("fe")
         for value in values:
             start = value.span[0]
             renamed = splice(self.src(value), [((n.span[0] - start, n.span[1] - start), element) for n in value.walk()

@@ -107,6 +107,7 @@ def count(driver, label: str) -> int:
     ("MERGE (n:S {k: ''}) RETURN n", {}), ("MERGE (n:S {k: $v}) RETURN n", {"v": "a\t"}),
     ("UNWIND ['new', ' new'] AS v MERGE (n:S {k: v})", {}), ("FOREACH (v IN ['n1', ' n1'] | MERGE (:S {k: v}))", {}),
     ("UNWIND [{k: 'n2'}, {k: ''}] AS row CALL { WITH row MERGE (:S {k: row.k}) }", {}),
+    ("MERGE (:S {k: trim($v) + ' '})", {"v": "n3"}),
     ("MERGE (n:S {k: 'a b'}) WITH n MERGE (m:S {k: 'a'})", {})])    # matched `a`'s trimmed twins
 def test_merge_refuses_what_the_index_cannot_find_and_writes_nothing(served, query, params):
     _, driver, _ = served
