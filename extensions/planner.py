@@ -136,9 +136,10 @@ class ExtensionPlanner:
         so it is checked too; EXPLAIN runs nothing)."""
         if self.constraints is None:
             return await runner.run(text, params)
-        text, refusals = trimmed_index.rewrite_for(text, params, self.constraints.string_index_schema(runner.database))
-        if refusals:
-            params = {**params, trimmed_index.WHITESPACE_PARAM: list(trimmed_index.WHITESPACE)}
+        text, checks, refusals = trimmed_index.rewrite_for(text, params,
+                                                           self.constraints.string_index_schema(runner.database))
+        if checks:
+            params = {**params, **checks}
         try:
             if explain or not existence.may_violate(text) or not (found := self.constraints.existence(runner.database)):
                 return await runner.run(text, params)

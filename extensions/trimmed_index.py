@@ -59,6 +59,8 @@ WHITESPACE = " \t\n\r\x0b\x0c"
 #: The parameter the refusal conditions read the whitespace characters from (FalkorDB's string
 #: literals cannot write a vertical tab or a form feed).
 WHITESPACE_PARAM = "__ix_ws"
+#: The parameter listing the uniquely constrained property keys (`SET n += map` checks them).
+KEYS_PARAM = "__ix_keys"
 #: FalkorDB's error for a refusal raised inside the query (`_fail_when`): its own, not the
 #: `range()` step error that the bridges' and the NOT NULL checks' refusals raise.
 REFUSED = "Failed to parse date"
@@ -160,15 +162,19 @@ _MERGE_TWIN = ("MERGE matched a node whose indexed property differs from the mer
                "was written. Use MATCH (n:L) WHERE [n.k][0] = $v, then CREATE if nothing matched.")
 
 
-def rewrite_for(text: str, params: dict[str, Any], schema: Schema) -> tuple[str, list[str]]:
-    """`text` as FalkorDB must run it for exact answers on `schema`'s indexed strings, and the
-    messages of the refusals it may raise while running (empty: unchanged)."""
+def rewrite_for(text: str, params: dict[str, Any], schema: Schema) -> tuple[str, dict[str, Any], list[str]]:
+    """`text` as FalkorDB must run it for exact answers on `schema`'s indexed strings, the
+    parameters its checks read, and the messages of the refusals it may raise while running
+    (none: unchanged)."""
     if not schema or not _mentions(text, schema):
-        return text, []
+        return text, {}, []
     plan = analyse(text, schema)
     if plan is None:
-        return text, []
-    return plan.text(text, params), plan.refusals
+        return text, {}, []
+    if not plan.refusals:
+        return plan.text(text, params), {}, []
+    checks = {WHITESPACE_PARAM: list(WHITESPACE), KEYS_PARAM: sorted({p for _, _, p in schema.unique})}
+    return plan.text(text, params), checks, plan.refusals
 
 
 def _mentions(text: str, schema: Schema) -> bool:
@@ -189,6 +195,8 @@ def analyse(text: str, schema: Schema) -> Rewrite | None:
             work.foreach_of.update({id(m): node for m in node.walk() if isinstance(m, A.Merge)})
         elif isinstance(node, A.SingleQuery) and node.clauses:
             work.first_clauses.add(id(node.clauses[0]))
+        elif isinstance(node, A.RelPattern) and node.var is not None:
+            work.relationships.add(node.var.name)
     for node in tree.walk():
         if isinstance(node, A.Match):
             work.match(node)
@@ -222,6 +230,8 @@ class _Analysis:
         self.text, self.schema = text, schema
         self.result = Rewrite()
         self._fresh = count()
+        #: relationship variables (uniqueness constraints here are on nodes; `r:L` fails on one)
+        self.relationships: set[str] = set()
         #: clauses (by id) that begin a query, where `WITH *` cannot stand
         self.first_clauses: set[int] = set()
         #: the innermost FOREACH around each MERGE (by id), and the checks its list gets
@@ -433,6 +443,9 @@ class _Analysis:
             self._label_item(item)
         if not unique_keys or item.value is None or not isinstance(item.target, (A.Variable, A.Property)):
             return
+        target = item.target.expr if isinstance(item.target, A.Property) else item.target
+        if isinstance(target, A.Variable) and target.name in self.relationships:
+            return
         if item.kind == "property":
             if item.target.key not in unique_keys or not isinstance(item.target.expr, A.Variable):
                 return
@@ -440,11 +453,11 @@ class _Analysis:
             on = self._on_labels(item.target.expr.name, labels)
             self._wrap(item.value, lambda g: f"{on} AND {_untrimmed_condition(g)}", _CONSTRAINED)
         elif item.kind == "variable":
-            keys = "[" + ", ".join(_string(k) for k in unique_keys) + "]"
+            keys = f"${KEYS_PARAM}"
             labels = sorted({label for _, label, _ in self.schema.unique})
             on = self._on_labels(item.target.name, labels)
-            self._wrap(item.value, lambda g: (f"{on} AND any(__k IN [__y IN keys({g}) WHERE __y IN {keys}] "
-                                               f"WHERE {_untrimmed_condition(f'{g}[__k]')})"), _CONSTRAINED)
+            self._wrap(item.value, lambda g: (f"{on} AND any(__k IN keys({g}) WHERE __k IN {keys} "
+                                               f"AND {_untrimmed_condition(f'{g}[__k]')})"), _CONSTRAINED)
 
     def _label_item(self, item: A.SetItem) -> None:
         """`SET n:L` where L has a uniqueness constraint: the node's value is checked before the
@@ -463,12 +476,17 @@ class _Analysis:
         return "(" + " OR ".join(f"{quote(var)}:{quote(label)}" for label in labels) + ")"
 
     def _wrap(self, value, condition, message: str) -> None:
-        """`value`, evaluated once, failing the statement when `condition(it)` holds (as a list
-        filter: in a projection `[x IN l | [x, failing][0]]` FalkorDB gave null instead of failing
-        inside a FOREACH list, measured)."""
-        name = self.fresh("g")
+        """`value`, failing the statement when `condition(it)` holds: `[v, failing][0]` for a
+        value that may be read again, else bound once by a list filter (in a projection,
+        `[x IN l | [x, failing][0]]`, FalkorDB gave null instead of failing inside a FOREACH
+        list: measured)."""
         self._refusal(message)
         start, end = value.span
+        if copyable(value) and not isinstance(value, (A.MapLiteral, A.ListLiteral)):
+            self.result.edits.append((end, end, f", {_fail_when(condition(self.src(value)))}][0]"))
+            self.result.edits.append((start, start, "["))
+            return
+        name = self.fresh("g")
         self.result.edits += [(start, start, f"[{name} IN ["),
                               (end, end, f"] WHERE {_fail_when(condition(name))} IS NOT NULL][0]")]
 
@@ -489,10 +507,6 @@ def _constant(expr) -> bool:
     return all(isinstance(n, (A.Literal, A.Parameter, A.ListLiteral, A.MapLiteral)) for n in expr.walk())
 
 
-def _string(value: str) -> str:
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def _fail_when(condition: str) -> str:
     """An expression that fails the statement when `condition` holds (FalkorDB evaluates every
     CASE branch, so the failing one is a value that depends on the condition)."""
@@ -500,10 +514,12 @@ def _fail_when(condition: str) -> str:
 
 
 def _untrimmed_condition(value: str) -> str:
-    """Cypher that holds when `value` is an untrimmed string (type-safe: FalkorDB evaluates both
-    sides of AND, and STARTS WITH fails on a non-string)."""
-    return (f"any(__s IN [__x IN [{value}] WHERE typeOf(__x) = 'String'] WHERE __s = '' OR "
-            f"any(__c IN ${WHITESPACE_PARAM} WHERE __s STARTS WITH __c OR __s ENDS WITH __c))")
+    """Cypher that holds when `value` (evaluated three times: a variable or a property) is an
+    untrimmed string; null for a list, false for a number or a boolean (`toStringOrNull` never
+    fails, so FalkorDB evaluating both sides of OR is safe). Two levels deep: the nesting guard
+    (falkordb_guards.MAX_NESTING) counts what the proxy adds."""
+    text = f"toStringOrNull({value})"
+    return f"({text} = '' OR left({text}, 1) IN ${WHITESPACE_PARAM} OR right({text}, 1) IN ${WHITESPACE_PARAM})"
 
 
 def refusal(messages: list[str]) -> CypherError:
