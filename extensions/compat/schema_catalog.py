@@ -102,6 +102,7 @@ class NameStore:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._existence: dict[str, tuple[int, tuple]] = {}
+        self._strings: dict[str, tuple[int, Any]] = {}
 
     def load(self, database: str) -> dict[str, Definition]:
         return {name: Definition.from_json(d) for name, d in self._read().get(database, {}).items()}
@@ -117,6 +118,22 @@ class NameStore:
         if cached is None or cached[0] != stamp:
             found = tuple(sorted((name, *e) for name, d in self.load(database).items() for e in d.existence()))
             self._existence[database] = cached = (stamp, found)
+        return cached[1]
+
+    def string_index_schema(self, database: str):
+        """The range-indexed and uniquely constrained properties of `database`
+        (`extensions.trimmed_index.Schema`); read again only when the file changed."""
+        from extensions.trimmed_index import Schema
+        try:
+            stamp = self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return Schema()
+        cached = self._strings.get(database)
+        if cached is None or cached[0] != stamp:
+            definitions = self.load(database).values()
+            ranged = {(e, label, p) for d in definitions for kind, e, label, p in d.fields() if kind == "RANGE"}
+            unique = {(d.entity, d.labels[0], p) for d in definitions if d.constraints() for p in d.properties}
+            self._strings[database] = cached = (stamp, Schema(frozenset(ranged), frozenset(unique)))
         return cached[1]
 
     def put(self, database: str, name: str, definition: Definition | None) -> None:

@@ -32,7 +32,7 @@ from core.backend import ListResult, Result, Summary
 from core.errors import CypherError, argument_error, database_error, syntax_error
 from core.values import Node, Relationship
 
-from .. import bridges, dialect
+from .. import bridges, dialect, trimmed_index
 from . import bind, existence
 from .arguments import constant
 from .late import LateStep
@@ -159,12 +159,23 @@ class ExtensionPlanner:
         return result
 
     async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
-        """The statement itself; a write checked against the existence constraints the proxy keeps
-        (PROFILE runs the writes, so it is checked too; EXPLAIN runs nothing)."""
-        if self.constraints is None or explain or not existence.may_violate(text) \
-                or not (found := self.constraints.existence(runner.database)):
+        """The statement itself, with exact comparisons of indexed strings (trimmed_index.py); a
+        write checked against the existence constraints the proxy keeps (PROFILE runs the writes,
+        so it is checked too; EXPLAIN runs nothing)."""
+        if self.constraints is None:
             return await runner.run(text, params)
-        return await existence.run_checked(runner, text, params, found)
+        text, checks, refusals = trimmed_index.rewrite_for(text, params,
+                                                           self.constraints.string_index_schema(runner.database))
+        if checks:
+            params = {**params, **checks}
+        try:
+            if explain or not existence.may_violate(text) or not (found := self.constraints.existence(runner.database)):
+                return await runner.run(text, params)
+            return await existence.run_checked(runner, text, params, found)
+        except CypherError as exc:
+            if refusals and trimmed_index.REFUSED in exc.message:
+                raise trimmed_index.refusal(refusals) from None
+            raise
 
     # -- planning
 
