@@ -16,7 +16,8 @@ its own MATCH (a UNION or one subquery per length), which changes what aggregati
 later clauses see, so no exact text rewrite exists; and refusing every range would refuse the
 commonest variable-length queries, which are right whenever no trail revisits its start node.
 Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
-WHERE, and variable-length relationships in MERGE, pattern predicates and comprehensions.
+WHERE, and variable-length relationships in MERGE, subqueries (`CALL { }`, `EXISTS { }`,
+`COUNT { }`), pattern predicates and comprehensions.
 """
 
 from __future__ import annotations
@@ -41,10 +42,11 @@ Edit = tuple[int, int, str]
 
 def expand(query: A.Query, text: str) -> str | None:
     """`text` with every fixed-length variable-length relationship of a MATCH written as hops,
-    or None when there is none."""
+    or None when there is none. Only the query's own MATCH clauses: in a subquery, `EXISTS { }`
+    or `COUNT { }` the hops would need uniqueness predicates `uniqueness.py` cannot always add."""
     names = (f"{HOP}{i}" for i in count())
     edits: list[Edit] = []
-    for part in query.find_all(A.SingleQuery):
+    for part in query.parts:
         edits += _part_edits(part, text, names)
     if not edits:
         return None
@@ -82,7 +84,7 @@ def _match_edits(match: A.Match, scope: dict[str, str], part: A.SingleQuery, tex
                 if rel.var is not None and _read_elsewhere(rel.var, part):
                     lists[rel.var.name] = hops
     if lists:
-        edits += _bind_lists(match, lists, scope, text)
+        edits += _bind_lists(match, lists, scope)
     return edits
 
 
@@ -100,7 +102,7 @@ def _read_elsewhere(var: A.Variable, part: A.SingleQuery) -> bool:
                or isinstance(n, A._Projection) and n.star for n in part.walk())
 
 
-def _bind_lists(match: A.Match, lists: dict[str, list[str]], scope: dict[str, str], text: str) -> list[Edit]:
+def _bind_lists(match: A.Match, lists: dict[str, list[str]], scope: dict[str, str]) -> list[Edit]:
     """The MATCH's WHERE reads each list as the list of its hops; the clauses after it read it
     as a variable bound by a WITH after the MATCH."""
     edits: list[Edit] = []

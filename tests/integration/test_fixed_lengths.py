@@ -90,3 +90,10 @@ def test_unique_across_the_match(cycles):
     query = "MATCH (:Cy {name: 'a'})-[first:T {id: 3}]->(c)-[:T*2]-(x) RETURN count(*)"
     expected = sum(1 for ids, _ in trails("c", 2, directed=False) if 3 not in ids)
     assert rows(cycles, query) == [[expected]]
+
+
+def test_exists_subquery_left_to_falkordb(cycles):
+    """Hops inside `EXISTS { }` would need predicates a subquery cannot take: not rewritten, so
+    not refused."""
+    query = "MATCH (s:Cy) WHERE EXISTS { MATCH (s)-[:T*2]->(:Cy {name: 'b'}) } RETURN s.name"
+    assert rows(cycles, query) == [["b"]]
