@@ -39,6 +39,8 @@ faithfully and what to do instead:
   parts FalkorDB has (`epoch.py`);
 - pattern comprehensions keep the rows whose projection is null, and a pattern reading a list
   comprehension's variable is refused (`comprehensions.py`);
+- a fixed-length variable-length relationship (`*3`) -> three hops, rewritten before the rules
+  run, as FalkorDB's traversal stops at its start node (`fixed_lengths.py`);
 - a variable-length relationship with its upper bound below its lower one matches nothing
   (`empty_lengths.py`);
 - NaN sorted as Neo4j sorts it, after every number (`nan_order.py`);
@@ -58,7 +60,7 @@ from core.errors import CypherError
 
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
-from . import (aggregates, comprehensions, durations, empty_lengths, epoch, formatting, lazy_case, limits, literals,
+from . import (aggregates, comprehensions, durations, empty_lengths, epoch, fixed_lengths, formatting, lazy_case, limits, literals,
                nan_order, notifications, points, precedence, regex, spelling, subqueries, temporal, temporal_order,
                uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule

@@ -29,8 +29,10 @@ after the MATCH as its part of the path's relationships, put in path order by th
 Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the user's variables.
 Pattern comprehensions (and `EXISTS { }` / `COUNT { }` in a projection, through `dialect`) get
 the same predicates in their WHERE; a MERGE or a pattern predicate that would need them cannot
-take a WHERE and is refused. Not reachable by a rewrite: FalkorDB's variable-length traversal
-never continues after a self-loop (over two loops on one node `*2..2` finds nothing).
+take a WHERE and is refused. FalkorDB's variable-length traversal never continues through its
+start node again (over two loops on one node `*2..2` finds nothing): a fixed length arrives here
+already written as hops (`fixed_lengths.py`, whose names `RETURN *` leaves out); a range stays
+wrong (see there).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice as splice_text
 from ..cypher.tokens import IDENT, OP, tokenize
+from .fixed_lengths import HOP
 from .labels import type_predicate
 from .rule import Context, Edit, Rule
 
@@ -160,6 +163,7 @@ class _Naming:
         if not _native_types(rel.types, self.ctx.text):
             return self._typed_name(rel)
         if rel.var is not None and rel.var.name not in self.bound:
+            self.fresh |= rel.var.name.startswith(HOP)
             return quote_name(rel.var.name)
         fresh = self.ctx.fresh("u")
         self.fresh = True
@@ -407,7 +411,7 @@ def _listed_star(clause: A._Projection, scope: dict[str, str], text: str) -> lis
     star = next((t for t in tokenize(text[clause.span[0]:end]) if t.kind == OP and t.value == "*"), None)
     if star is None or not scope:
         return []
-    listed = ", ".join(quote_name(v) for v in sorted(scope))
+    listed = ", ".join(quote_name(v) for v in sorted(scope) if not v.startswith(HOP))
     return [(clause.span[0] + star.start, clause.span[0] + star.end, listed)]
 
 

@@ -204,6 +204,8 @@ class ExtensionPlanner:
             return None            # a bridge-only trigger we cannot parse: let the database answer
         if self._analyse:
             semantics.check(tree)
+        if kind == "falkordb" and (expanded := bridges.fixed_lengths.expand(tree, query)) is not None:
+            query, tree = expanded, parse(expanded)          # `[*3]` as three hops (bridges.fixed_lengths)
         answer = compile_query(tree, query) if kind == "falkordb" else None
         if answer is None:
             return self._plan_tree(tree, query)

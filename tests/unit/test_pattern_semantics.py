@@ -36,8 +36,10 @@ REWRITES = [
      "MATCH (a)-[__u0]->(b)-[__u1]->(c) WHERE (a:A OR a:B) AND __u0 <> __u1 RETURN c"),
     ("OPTIONAL MATCH (a)-[:R]-(b)-[:R]-(c) RETURN c",
      "OPTIONAL MATCH (a)-[__u0:R]-(b)-[__u1:R]-(c) WHERE __u0 <> __u1 RETURN c"),
-    ("MATCH (a)-[rs:R*2]->(b) RETURN rs",
-     "MATCH __p0 = (a)-[:R*2]->(b) WITH *, coalesce(relationships(__p0), []) AS __r2, coalesce(nodes(__p0), []) "
+    ("MATCH (a)-[rs:R*2]->(b) RETURN rs",                             # a fixed length: hops (fixed_lengths)
+     "MATCH (a)-[__h0:R]->()-[__h1:R]->(b) WHERE __h0 <> __h1 WITH a, b, [__h0, __h1] AS rs RETURN rs"),
+    ("MATCH (a)-[rs:R*1..2]->(b) RETURN rs",
+     "MATCH __p0 = (a)-[:R*1..2]->(b) WITH *, coalesce(relationships(__p0), []) AS __r2, coalesce(nodes(__p0), []) "
      "AS __n3 WITH *, CASE WHEN __p0 IS NULL THEN null ELSE CASE WHEN all(__j IN range(0, size(__r2) - 1) WHERE "
      "startNode(__r2[__j]) = __n3[0 + __j] AND endNode(__r2[__j]) = __n3[0 + __j + 1]) THEN __r2 "
      "ELSE reverse(__r2) END END AS rs RETURN rs"),
