@@ -40,7 +40,7 @@ from .cypher import semantics
 from .cypher.parser import parse
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
-from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
+from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, cut_param, seek_param
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from .registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
@@ -104,6 +104,8 @@ class ExtensionPlanner:
             for step in plan.steps:
                 if isinstance(step, LateStep):
                     text = text.replace(step.marker, step.render([]))
+                elif isinstance(step, ProbeStep):
+                    text = _Rewriting(runner, _edits(step, {})).rewrite(text)
             result = await runner.run(text, {**params, **plan.placeholders})
             if plan.cartesian:
                 summary = await result.consume()
@@ -250,7 +252,7 @@ class ExtensionPlanner:
             rows = await self._probe_rows(step.text, params, runner)
             values = {}
             for site in step.sites:
-                values.update(await self._bind(site, rows, runner))
+                values.update(await self._bind(site, rows, runner, params))
         if key is not None:
             self.probe_cache.put(key, values, estimate_value_bytes(values))
         return values
@@ -263,7 +265,8 @@ class ExtensionPlanner:
         if probe is None:
             return None
         versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
-        return "values", step.token, probe, tuple(version() for version in versions)
+        cuts = tuple(site.reduction.resolved(params) for site in step.sites if site.reduction is not None)
+        return "values", step.token, probe, tuple(version() for version in versions), cuts
 
     async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
         """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
@@ -278,19 +281,20 @@ class ExtensionPlanner:
             cache.put(key, rows)
         return rows
 
-    async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
+    async def _bind(self, site: Site, rows: list[list[Any]], runner, params: dict[str, Any]) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
         if len(rows) > site.ext.offload_above:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
-        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
+        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above, params)
 
-    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
+    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
+                       params: dict[str, Any]) -> dict[str, Any]:
         prepared = await self._prepared(site, lambda: list(distinct.values()), runner)
         if offload:
-            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared)
-        return _bind_distinct(site, distinct, prepared)
+            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared, params)
+        return _bind_distinct(site, distinct, prepared, params)
 
     async def _prepared(self, site: Site, arguments, runner) -> tuple:
         """The extra arguments of the site's evaluate functions: what its `prepare` (if any)
@@ -316,7 +320,7 @@ class ExtensionPlanner:
         values: dict[str, Any] = {}
         try:
             for site, plan, node_side in zip(step.sites, split.sites, node_sides):
-                values.update(await self._compute_product(site, plan, node_side, values_rows, runner))
+                values.update(await self._compute_product(site, plan, node_side, values_rows, runner, params))
         except CypherError:
             return None
         return values
@@ -340,14 +344,15 @@ class ExtensionPlanner:
             cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
         return sides
 
-    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
+    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
+                               params: dict[str, Any]) -> dict[str, Any]:
         offload = len(node_side) * len(values_rows) > site.ext.offload_above
         value_side = _value_side(plan, values_rows, self.backend_kind)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
         if offload:
-            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared)
-        return _bind_product(site, node_side, value_side, prepared)
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared, params)
+        return _bind_product(site, node_side, value_side, prepared, params)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
         bound = [None if expr is None else constant(expr, params) for expr in step.bound]
@@ -505,7 +510,8 @@ def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tu
     return side
 
 
-def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple) -> dict[str, Any]:
+def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple,
+                  params: dict[str, Any]) -> dict[str, Any]:
     """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
     nodes, values = list(node_side.values()), list(value_side.values())
     if not nodes or not values:              # no rows (or a write between the two probes)
@@ -522,22 +528,42 @@ def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple
         if len(flat) != len(nodes) * width:
             raise database_error(f"{ext.name}() returned {len(flat)} values for {len(nodes) * width} inputs")
         rows = [flat[i:i + width] for i in range(0, len(flat), width)]
+    if site.reduction is not None and width == 1:
+        return _bind_cut(site, list(node_side), [row[0] for row in rows], params)
     return site.lookup.bind_grid(list(node_side), list(value_side), rows)
 
 
-def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple) -> dict[str, Any]:
+def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple,
+                   params: dict[str, Any]) -> dict[str, Any]:
     """`evaluate` once over the distinct argument tuples -> the site's parameters."""
     values = site.ext.evaluate(list(distinct.values()), *prepared) if distinct else []
     if len(values) != len(distinct):
         raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
+    if site.reduction is not None:
+        return _bind_cut(site, [key[0] for key in distinct], values, params)
     return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
+
+
+def _bind_cut(site: Site, nodes: list, values: list, params: dict[str, Any]) -> dict[str, Any]:
+    """One value per node -> the parameters of the nodes whose rows the query needs
+    (`reduce.plan_projection`), flagged so that the text drops the others (`Site.edits`); all
+    of them when a value is null (ordered first when descending, kept by no cut) or not a number."""
+    numbers = None if any(v is None or isinstance(v, bool) for v in values) else np.array(values)
+    keep = site.reduction.keep(numbers, params) if numbers is not None and numbers.dtype.kind in "if" else None
+    if keep is None:
+        return site.lookup.bind_grid(nodes, [()], [[value] for value in values])
+    kept = np.flatnonzero(keep).tolist()
+    bound = site.lookup.bind_grid([nodes[i] for i in kept], [()], [[values[i]] for i in kept])
+    return {**bound, cut_param(site.lookup.param): True}
 
 
 def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
     """(text, replacement) for the forms `bound` takes that the planned text does not read:
-    grid calls bound sparse, algorithm rows bound to be sought."""
+    grid calls bound sparse, calls bound for the rows the query needs, algorithm rows bound to
+    be sought."""
     if isinstance(step, ProbeStep):
-        return bind.sparse_edits((site.lookup for site in step.sites), bound)
+        return (bind.sparse_edits((site.lookup for site in step.sites), bound)
+                + [edit for site in step.sites for edit in site.edits(bound)])
     if isinstance(step, AlgorithmStep):
         return step.edits(bound)
     return []
