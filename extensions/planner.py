@@ -312,8 +312,10 @@ class ExtensionPlanner:
         """The step's parameters from the node probe x the value probe; None: run the combined probe
         (the product is too large for its sides, or an evaluator refused a combination)."""
         split: SplitProbe = step.split
-        node_sides = await self._node_sides(split, params, runner)
         values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+        if (cut := await self._scored_cut(step, values_rows, params, runner)) is not None:
+            return cut
+        node_sides = await self._node_sides(split, params, runner)
         n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
         if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
@@ -324,6 +326,43 @@ class ExtensionPlanner:
         except CypherError:
             return None
         return values
+
+    async def _scored_cut(self, step: ProbeStep, values_rows, params: dict[str, Any], runner) -> dict[str, Any] | None:
+        """The parameters of a step whose one call binds only the rows its projection needs and
+        scores nodes in bulk (`Extension.score_nodes`): node ids as arrays, one score per node,
+        the cut; None when that does not apply (then the nodes are bound one by one)."""
+        site, split = step.sites[0], step.split
+        if len(step.sites) != 1 or site.reduction is None or site.ext.score_nodes is None \
+                or site.args[site.index_arg].kind != "node":
+            return None
+        value_side = _value_side(split.sites[0], values_rows, self.backend_kind)
+        if len(value_side) != 1:
+            return None
+        groups = await self._node_ids(split, params, runner)
+        scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
+                                            *next(iter(value_side.values())))
+        values = np.concatenate([np.zeros(0), *scored])
+        if np.isnan(values).any():
+            return None
+        keys = [key for _, _, keys in groups for key in keys]
+        return _bind_cut(site, keys, values, params)
+
+    async def _node_ids(self, split: SplitProbe, params: dict[str, Any], runner) -> list[tuple]:
+        """The node probe's nodes as (labels, internal ids array, lookup keys) per label set;
+        cached like probe rows."""
+        cache = self.probe_cache
+        key = cache.key(split.node_text, params, runner) if cache is not None else None
+        if key is not None and (groups := cache.get((key, "ids"))) is not None:
+            return groups
+        result = await runner.run(split.node_text, params)
+        found = await result.fetch(-1)
+        await result.consume()
+        id_at = -1 if self.backend_kind == "falkordb" else -2          # Neo4j: [..., id, element id]
+        groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
+                   [item[-1] for item in items if item[-1] is not None]) for labels, items in found]
+        if key is not None:
+            cache.put((key, "ids"), groups, sum(ids.nbytes * 8 for _, ids, _ in groups))
+        return groups
 
     async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
         """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
@@ -544,11 +583,15 @@ def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple,
     return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
 
 
-def _bind_cut(site: Site, nodes: list, values: list, params: dict[str, Any]) -> dict[str, Any]:
-    """One value per node -> the parameters of the nodes whose rows the query needs
-    (`reduce.plan_projection`), flagged so that the text drops the others (`Site.edits`); all
-    of them when a value is null (ordered first when descending, kept by no cut) or not a number."""
-    numbers = None if any(v is None or isinstance(v, bool) for v in values) else np.array(values)
+def _bind_cut(site: Site, nodes: list, values: list | np.ndarray, params: dict[str, Any]) -> dict[str, Any]:
+    """One value per node (a list, or an array of numbers) -> the parameters of the nodes whose
+    rows the query needs (`reduce.plan_projection`), flagged so that the text drops the others
+    (`Site.edits`); all of them when a value is null (ordered first when descending, kept by no
+    cut) or not a number."""
+    if isinstance(values, np.ndarray):
+        numbers, values = values, values.tolist()
+    else:
+        numbers = None if any(v is None or isinstance(v, bool) for v in values) else np.array(values)
     keep = site.reduction.keep(numbers, params) if numbers is not None and numbers.dtype.kind in "if" else None
     if keep is None:
         return site.lookup.bind_grid(nodes, [()], [[value] for value in values])
