@@ -312,10 +312,10 @@ class ExtensionPlanner:
         """The step's parameters from the node probe x the value probe; None: run the combined probe
         (the product is too large for its sides, or an evaluator refused a combination)."""
         split: SplitProbe = step.split
-        values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
-        if (cut := await self._scored_cut(step, values_rows, params, runner)) is not None:
+        if (cut := await self._scored_cut(step, params, runner)) is not None:
             return cut
         node_sides = await self._node_sides(split, params, runner)
+        values_rows = await self._value_rows(split, params, runner)
         n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
         if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
@@ -327,7 +327,10 @@ class ExtensionPlanner:
             return None
         return values
 
-    async def _scored_cut(self, step: ProbeStep, values_rows, params: dict[str, Any], runner) -> dict[str, Any] | None:
+    async def _value_rows(self, split: SplitProbe, params: dict[str, Any], runner) -> list[list[Any]]:
+        return await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+
+    async def _scored_cut(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
         """The parameters of a step whose one call binds only the rows its projection needs and
         scores nodes in bulk (`Extension.score_nodes`): node ids as arrays, one score per node,
         the cut; None when that does not apply (then the nodes are bound one by one)."""
@@ -335,10 +338,10 @@ class ExtensionPlanner:
         if len(step.sites) != 1 or site.reduction is None or site.ext.score_nodes is None \
                 or site.args[site.index_arg].kind != "node":
             return None
-        value_side = _value_side(split.sites[0], values_rows, self.backend_kind)
+        groups = await self._node_ids(split, params, runner)
+        value_side = _value_side(split.sites[0], await self._value_rows(split, params, runner), self.backend_kind)
         if len(value_side) != 1:
             return None
-        groups = await self._node_ids(split, params, runner)
         scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
                                             *next(iter(value_side.values())))
         values = np.concatenate([np.zeros(0), *scored])
