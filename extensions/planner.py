@@ -104,8 +104,9 @@ class ExtensionPlanner:
             for step in plan.steps:
                 if isinstance(step, LateStep):
                     text = text.replace(step.marker, step.render([]))
-                elif isinstance(step, ProbeStep):
-                    text = _Rewriting(runner, _edits(step, {})).rewrite(text)
+                elif isinstance(step, ProbeStep):                  # nothing bound: no cut
+                    for marker, nothing in _edits(step, {}):
+                        text = text.replace(marker, nothing)
             result = await runner.run(text, {**params, **plan.placeholders})
             if plan.cartesian:
                 summary = await result.consume()
@@ -347,12 +348,12 @@ class ExtensionPlanner:
         values = np.concatenate([np.zeros(0), *scored])
         if np.isnan(values).any():
             return None
-        keys = [key for _, _, keys in groups for key in keys]
+        keys = [key for _, ids, keys in groups for key in (ids.tolist() if keys is None else keys)]
         return _bind_cut(site, keys, values, params)
 
     async def _node_ids(self, split: SplitProbe, params: dict[str, Any], runner) -> list[tuple]:
         """The node probe's nodes as (labels, internal ids array, lookup keys) per label set;
-        cached like probe rows."""
+        cached like probe rows. FalkorDB's keys are the ids (None: 8 bytes a node in the cache)."""
         cache = self.probe_cache
         key = cache.key(split.node_text, params, runner) if cache is not None else None
         if key is not None and (groups := cache.get((key, "ids"))) is not None:
@@ -360,11 +361,13 @@ class ExtensionPlanner:
         result = await runner.run(split.node_text, params)
         found = await result.fetch(-1)
         await result.consume()
-        id_at = -1 if self.backend_kind == "falkordb" else -2          # Neo4j: [..., id, element id]
+        falkordb = self.backend_kind == "falkordb"
+        id_at = -1 if falkordb else -2                                 # Neo4j: [..., id, element id]
         groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
-                   [item[-1] for item in items if item[-1] is not None]) for labels, items in found]
+                   None if falkordb else [item[-1] for item in items if item[-1] is not None])
+                  for labels, items in found]
         if key is not None:
-            cache.put((key, "ids"), groups, sum(ids.nbytes * 8 for _, ids, _ in groups))
+            cache.put((key, "ids"), groups, sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups))
         return groups
 
     async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
