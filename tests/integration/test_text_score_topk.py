@@ -82,6 +82,18 @@ def test_threshold_with_other_conditions(graph):
     assert _rows(graph, query, t=threshold) == expected and 0 < len(expected) < 40
 
 
+def test_a_second_call_in_the_clause_is_read_for_the_kept_rows(graph):
+    query = ("MATCH (n:TopkItem)-[:NEXT]->(m:TopkItem) {project} ORDER BY s DESC, id, other LIMIT 7")
+    graph.execute_query("MATCH (a:TopkItem), (b:TopkItem) WHERE b.id = a.id + 1 OR b.id = a.id + 5 "
+                        "CREATE (a)-[:NEXT]->(b)")
+    top = _rows(graph, query.format(project="RETURN n.id AS id, text_score(n, 'name', $q) AS s, "
+                                            "text_score(m, 'name', 'gas') AS other"))
+    full = _rows(graph, query.format(project="WITH n, m, text_score(n, 'name', $q) AS s, "
+                                             "text_score(m, 'name', 'gas') AS other "
+                                             "RETURN n.id AS id, s, other"))
+    assert top == full and len(top) == 7
+
+
 def test_rows_without_the_node_stay(graph):
     """OPTIONAL MATCH rows without a node score null, first when descending, with or without a cut."""
     query = ("UNWIND [1, 2, 100] AS i OPTIONAL MATCH (n:TopkItem {{id: i}}) {project} "
