@@ -159,6 +159,11 @@ class Extension:
     #: a token that changes with that data. Computed values are kept with the probe rows (the
     #: probe cache) while the graph and this token are unchanged.
     data_version: Callable[[], Hashable] | None = None
+    #: Optional, for calls that bind only the top rows of a projection (`reduce.plan_projection`):
+    #: `score_nodes(graph, groups, *values)` awaits the values of many nodes at once, per
+    #: (labels, node ids array) group one float array (NaN for null), with the constant
+    #: arguments `values`; no NodeRef is built per node.
+    score_nodes: Callable[..., Awaitable[list]] | None = None
 
     @property
     def max_args(self) -> int:

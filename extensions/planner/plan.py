@@ -46,6 +46,28 @@ class Site:
     args: list[ArgPlan]
     index_arg: int | None          # the argument whose node indexes the parameter
     key_cols: list[int] = field(default_factory=list)
+    #: The rows of its WITH/RETURN the query needs (`reduce.plan_projection`), None: all of them;
+    #: `marker` stands before that clause, where `cut` goes when only those rows are bound.
+    reduction: Any = None
+    marker: str = ""
+
+    @property
+    def cut(self) -> str:
+        """The clause that drops the rows whose value was not bound (outside the top k); rows
+        without the node (OPTIONAL MATCH) read null either way and are kept."""
+        entity = self.args[self.index_arg].text
+        return f"WITH * WHERE {entity} IS NULL OR {self.lookup.text} IS NOT NULL "
+
+    def edits(self, bound: dict[str, Any]) -> list[tuple[str, str]]:
+        """(marker, cut) when `bound` holds only the rows the query needs, else (marker, "")."""
+        if not self.marker:
+            return []
+        return [(self.marker, self.cut if bound.get(cut_param(self.lookup.param)) else "")]
+
+
+def cut_param(param: str) -> str:
+    """The flag bound with a call's values when they are only the rows its projection needs."""
+    return f"{param}_cut"
 
 
 @dataclass

@@ -42,7 +42,7 @@ from ..cypher.parser import parse
 from ..cypher.tokens import MalformedLiteral
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
-from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, seek_param
+from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, cut_param, seek_param
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
@@ -132,6 +132,9 @@ class ExtensionPlanner:
             for step in plan.steps:
                 if isinstance(step, LateStep):
                     text = text.replace(step.marker, step.render([]))
+                elif isinstance(step, ProbeStep):                  # nothing bound: no cut
+                    for marker, nothing in _edits(step, {}):
+                        text = text.replace(marker, nothing)
             result = await runner.run(text, {**params, **plan.placeholders})
             if plan.cartesian:
                 summary = await result.consume()
@@ -302,7 +305,7 @@ class ExtensionPlanner:
             rows = await self._probe_rows(step.text, params, runner)
             values = {}
             for site in step.sites:
-                values.update(await self._bind(site, rows, runner))
+                values.update(await self._bind(site, rows, runner, params))
         if key is not None:
             self.probe_cache.put(key, values, estimate_value_bytes(values))
         return values
@@ -315,7 +318,8 @@ class ExtensionPlanner:
         if probe is None:
             return None
         versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
-        return "values", step.token, probe, tuple(version() for version in versions)
+        cuts = tuple(site.reduction.resolved(params) for site in step.sites if site.reduction is not None)
+        return "values", step.token, probe, tuple(version() for version in versions), cuts
 
     async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
         """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
@@ -330,19 +334,20 @@ class ExtensionPlanner:
             cache.put(key, rows)
         return rows
 
-    async def _bind(self, site: Site, rows: list[list[Any]], runner) -> dict[str, Any]:
+    async def _bind(self, site: Site, rows: list[list[Any]], runner, params: dict[str, Any]) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
         if len(rows) > site.ext.offload_above:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
-        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above)
+        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above, params)
 
-    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool) -> dict[str, Any]:
+    async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
+                       params: dict[str, Any]) -> dict[str, Any]:
         prepared = await self._prepared(site, lambda: list(distinct.values()), runner)
         if offload:
-            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared)
-        return _bind_distinct(site, distinct, prepared)
+            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared, params)
+        return _bind_distinct(site, distinct, prepared, params)
 
     async def _prepared(self, site: Site, arguments, runner) -> tuple:
         """The extra arguments of the site's evaluate functions: what its `prepare` (if any)
@@ -360,18 +365,62 @@ class ExtensionPlanner:
         """The step's parameters from the node probe x the value probe; None: run the combined probe
         (the product is too large for its sides, or an evaluator refused a combination)."""
         split: SplitProbe = step.split
+        if (cut := await self._scored_cut(step, params, runner)) is not None:
+            return cut
         node_sides = await self._node_sides(split, params, runner)
-        values_rows = await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+        values_rows = await self._value_rows(split, params, runner)
         n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
         if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
         values: dict[str, Any] = {}
         try:
             for site, plan, node_side in zip(step.sites, split.sites, node_sides):
-                values.update(await self._compute_product(site, plan, node_side, values_rows, runner))
+                values.update(await self._compute_product(site, plan, node_side, values_rows, runner, params))
         except CypherError:
             return None
         return values
+
+    async def _value_rows(self, split: SplitProbe, params: dict[str, Any], runner) -> list[list[Any]]:
+        return await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
+
+    async def _scored_cut(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
+        """The parameters of a step whose one call binds only the rows its projection needs and
+        scores nodes in bulk (`Extension.score_nodes`): node ids as arrays, one score per node,
+        the cut; None when that does not apply (then the nodes are bound one by one)."""
+        site, split = step.sites[0], step.split
+        if len(step.sites) != 1 or site.reduction is None or site.ext.score_nodes is None \
+                or site.args[site.index_arg].kind != "node":
+            return None
+        groups = await self._node_ids(split, params, runner)
+        value_side = _value_side(split.sites[0], await self._value_rows(split, params, runner), self.backend_kind)
+        if len(value_side) != 1:
+            return None
+        scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
+                                            *next(iter(value_side.values())))
+        values = np.concatenate([np.zeros(0), *scored])
+        if np.isnan(values).any():
+            return None
+        keys = [key for _, ids, keys in groups for key in (ids.tolist() if keys is None else keys)]
+        return _bind_cut(site, keys, values, params)
+
+    async def _node_ids(self, split: SplitProbe, params: dict[str, Any], runner) -> list[tuple]:
+        """The node probe's nodes as (labels, internal ids array, lookup keys) per label set;
+        cached like probe rows. FalkorDB's keys are the ids (None: 8 bytes a node in the cache)."""
+        cache = self.probe_cache
+        key = cache.key(split.node_text, params, runner) if cache is not None else None
+        if key is not None and (groups := cache.get((key, "ids"))) is not None:
+            return groups
+        result = await runner.run(split.node_text, params)
+        found = await result.fetch(-1)
+        await result.consume()
+        falkordb = self.backend_kind == "falkordb"
+        id_at = -1 if falkordb else -2                                 # Neo4j: [..., id, element id]
+        groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
+                   None if falkordb else [item[-1] for item in items if item[-1] is not None])
+                  for labels, items in found]
+        if key is not None:
+            cache.put((key, "ids"), groups, sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups))
+        return groups
 
     async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
         """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
@@ -392,14 +441,15 @@ class ExtensionPlanner:
             cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
         return sides
 
-    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner) -> dict[str, Any]:
+    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
+                               params: dict[str, Any]) -> dict[str, Any]:
         offload = len(node_side) * len(values_rows) > site.ext.offload_above
         value_side = _value_side(plan, values_rows, self.backend_kind)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
         if offload:
-            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared)
-        return _bind_product(site, node_side, value_side, prepared)
+            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared, params)
+        return _bind_product(site, node_side, value_side, prepared, params)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
         bound = [None if expr is None else constant(expr, params) for expr in step.bound]
@@ -557,7 +607,8 @@ def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tu
     return side
 
 
-def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple) -> dict[str, Any]:
+def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple,
+                  params: dict[str, Any]) -> dict[str, Any]:
     """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
     nodes, values = list(node_side.values()), list(value_side.values())
     if not nodes or not values:              # no rows (or a write between the two probes)
@@ -574,22 +625,46 @@ def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple
         if len(flat) != len(nodes) * width:
             raise database_error(f"{ext.name}() returned {len(flat)} values for {len(nodes) * width} inputs")
         rows = [flat[i:i + width] for i in range(0, len(flat), width)]
+    if site.reduction is not None and width == 1:
+        return _bind_cut(site, list(node_side), [row[0] for row in rows], params)
     return site.lookup.bind_grid(list(node_side), list(value_side), rows)
 
 
-def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple) -> dict[str, Any]:
+def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple,
+                   params: dict[str, Any]) -> dict[str, Any]:
     """`evaluate` once over the distinct argument tuples -> the site's parameters."""
     values = site.ext.evaluate(list(distinct.values()), *prepared) if distinct else []
     if len(values) != len(distinct):
         raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
+    if site.reduction is not None:
+        return _bind_cut(site, [key[0] for key in distinct], values, params)
     return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
+
+
+def _bind_cut(site: Site, nodes: list, values: list | np.ndarray, params: dict[str, Any]) -> dict[str, Any]:
+    """One value per node (a list, or an array of numbers) -> the parameters of the nodes whose
+    rows the query needs (`reduce.plan_projection`), flagged so that the text drops the others
+    (`Site.edits`); all of them when a value is null (ordered first when descending, kept by no
+    cut) or not a number."""
+    if isinstance(values, np.ndarray):
+        numbers, values = values, values.tolist()
+    else:
+        numbers = None if any(v is None or isinstance(v, bool) for v in values) else np.array(values)
+    keep = site.reduction.keep(numbers, params) if numbers is not None and numbers.dtype.kind in "if" else None
+    if keep is None:
+        return site.lookup.bind_grid(nodes, [()], [[value] for value in values])
+    kept = np.flatnonzero(keep).tolist()
+    bound = site.lookup.bind_grid([nodes[i] for i in kept], [()], [[values[i]] for i in kept])
+    return {**bound, cut_param(site.lookup.param): True}
 
 
 def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
     """(text, replacement) for the forms `bound` takes that the planned text does not read:
-    grid calls bound sparse, algorithm rows bound to be sought."""
+    grid calls bound sparse, calls bound for the rows the query needs, algorithm rows bound to
+    be sought."""
     if isinstance(step, ProbeStep):
-        return bind.sparse_edits((site.lookup for site in step.sites), bound)
+        return (bind.sparse_edits((site.lookup for site in step.sites), bound)
+                + [edit for site in step.sites for edit in site.edits(bound)])
     if isinstance(step, AlgorithmStep):
         return step.edits(bound)
     return []

@@ -326,6 +326,9 @@ class PartPlanner:
             return columns.setdefault(expr, len(columns))
 
         sites = [self.plan_site(call, call_scope, column) for call, _, call_scope in calls]
+        if stage == "input":
+            for site, (call, ancestors, _) in zip(sites, calls):
+                self.plan_cut(clause, call, ancestors, site)
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
         split = split_probe(lines, list(columns), sites, self.kind, frozenset(scope))
         lines.append(f"RETURN DISTINCT {projection}")
@@ -382,6 +385,20 @@ class PartPlanner:
         if self.kind != "falkordb":
             plan.eid_col = column(f"elementId({entity})")
         plan.labels_col = column(f"{'type' if relationship else 'labels'}({entity})")
+
+    def plan_cut(self, clause: A.Clause, call: A.FunctionCall, ancestors: tuple, site: Site) -> None:
+        """Bind only the rows of the projection the query needs (`reduce.plan_projection`) when the
+        call is one of its items and its value depends on one node only."""
+        item = ancestors[-1] if ancestors else None
+        if not isinstance(clause, (A.With, A.Return)) or not isinstance(item, A.ReturnItem) \
+                or item.expr is not call or item not in clause.items:
+            return
+        if site.lookup.index is None or site.lookup.keys or aggregates(clause, self.registry):
+            return
+        site.reduction = reduce.plan_projection(clause, item, self.text)
+        if site.reduction is not None:
+            site.marker = f"\x00cut{next(self.counter)}\x00"
+            self.add_edit((clause.span[0], clause.span[0], site.marker))
 
     # -- algorithms
 

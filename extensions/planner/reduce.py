@@ -16,6 +16,11 @@ its own (ties at the cut included):
   and keep that true.
 Anything else (a MATCH between, an ORDER BY on another key first, NaN among the values, a
 LIMIT that is not a non-negative integer) binds every row, as before.
+
+An extension call whose value depends on one node only (`text_score(n, 'name', $q) AS s`) is
+reduced the same way when it is a whole item of a WITH/RETURN (`plan_projection`): the rows of
+that projection are those of the MATCH before it, one per row, so the same cut keeps every row
+that can reach the result.
 """
 
 from __future__ import annotations
@@ -68,6 +73,13 @@ class Reduction:
                     mask &= values <= np.partition(candidates, rows - 1)[rows - 1]
         return None if mask.all() else mask
 
+    def resolved(self, params: dict[str, Any]) -> tuple:
+        """The constants this reduction reads in a run (what a cached reduction is keyed by)."""
+        exprs = [expr for _, expr in self.bounds]
+        if self.top is not None:
+            exprs += [self.top.skip, self.top.limit]
+        return tuple(repr(_constant(expr, params)) for expr in exprs if expr is not None)
+
     def _top_rows(self, params: dict[str, Any]) -> int | None:
         """skip + limit when both are non-negative integers (else the database says what is wrong)."""
         if self.top is None:
@@ -91,6 +103,25 @@ def plan(clause: A.CallProcedure, following: A.Clause | None, value: str, text: 
     return Reduction(bounds, top)
 
 
+def plan_projection(clause: A._Projection, item: A.ReturnItem, text: str) -> Reduction | None:
+    """The reduction of the rows of a WITH/RETURN by `item` (not DISTINCT nor aggregating, the
+    caller checks the latter): bounds from the conjuncts of a WITH's WHERE that compare it to a
+    constant when nothing cuts rows before that WHERE (no SKIP, no LIMIT), else the top k when
+    it is the first sort key and there is no WHERE."""
+    if clause.distinct:
+        return None
+    name = item.name(text)
+    where = getattr(clause, "where", None)
+    if where is not None:
+        if clause.skip is not None or clause.limit is not None:
+            return None
+        bounds = tuple(bound for c in _conjuncts(where) if (bound := _bound(c, name)) is not None)
+        return Reduction(bounds) if bounds else None
+    if not clause.order_by or not _is(clause.order_by[0].expr, name) or not _limited(clause):
+        return None
+    return Reduction(top=Top(clause.order_by[0].descending, clause.skip, clause.limit))
+
+
 def _conjuncts(expr: A.Expr) -> list[A.Expr]:
     if isinstance(expr, A.BinaryOp) and expr.op == "AND":
         return _conjuncts(expr.left) + _conjuncts(expr.right)
@@ -109,9 +140,7 @@ def _bound(expr: A.Expr, value: str) -> tuple[str, A.Expr] | None:
 
 
 def _top(clause: A.Clause | None, value: str, text: str) -> Top | None:
-    if not isinstance(clause, (A.With, A.Return)) or clause.limit is None or not clause.order_by:
-        return None
-    if clause.distinct or not all(map(_is_constant, (clause.skip, clause.limit))):
+    if not isinstance(clause, (A.With, A.Return)) or not clause.order_by or not _limited(clause):
         return None
     first = clause.order_by[0]
     if not isinstance(first.expr, A.Variable):
@@ -122,6 +151,11 @@ def _top(clause: A.Clause | None, value: str, text: str) -> Top | None:
     if not named and first.expr.name != value:
         return None
     return Top(first.descending, clause.skip, clause.limit)
+
+
+def _limited(clause: A._Projection) -> bool:
+    """Whether a projection keeps its first (skip + limit) rows, both constants, and has no DISTINCT."""
+    return clause.limit is not None and not clause.distinct and all(map(_is_constant, (clause.skip, clause.limit)))
 
 
 def _is(expr: A.Expr, name: str) -> bool:

@@ -118,6 +118,29 @@ class _TextScore:
         names = sorted({k for (props,) in sample for k, v in (props or {}).items() if isinstance(v, str)})
         return UnknownProperty(label, key, tuple(names), "relationship" if relationship else "node")
 
+    async def score_nodes(self, graph: GraphContext, groups: list[tuple[Sequence[str], np.ndarray]],
+                          key: Any, query: Any) -> list[np.ndarray]:
+        """text_score(n, key, query) of many nodes at once, per (labels, node ids) group (NaN: null):
+        one product over each label's cached texts, for a query that keeps only the top rows."""
+        samples = [(NodeRef(int(ids[0]), str(ids[0]), tuple(labels)), key, query) for labels, ids in groups if len(ids)]
+        prepared = await self.prepare(graph, samples)
+        if key is None or query is None:
+            return [np.full(len(ids), np.nan) for _, ids in groups]
+        vector, tokens = self.store.queries([query])[query]
+        scored = []
+        for labels, ids in groups:
+            index = prepared.get(((False, tuple(labels)), key))
+            if index is None:                 # an empty group
+                scored.append(np.full(0, np.nan))
+                continue
+            if isinstance(index, UnknownProperty):
+                raise index.error()
+            found = index.positions(ids)
+            _check_strings(index, ids[found < 0])
+            scores = index.scores(vector, tokens) if len(index.ids) else np.full(1, np.nan)
+            scored.append(np.where(found >= 0, scores[found], np.nan))
+        return scored
+
     def evaluate(self, rows: Sequence[tuple], prepared: dict) -> list:
         values: list = [None] * len(rows)
         stored: list[int] = []
@@ -211,4 +234,5 @@ def text_extensions(store: TextStore) -> list[Extension]:
     """The `text_score` extension over `store`."""
     evaluator = _TextScore(store)
     return [Extension(name="text_score", arg_kinds=(ArgKind.ENTITY_OR_VALUE, ArgKind.VALUE, ArgKind.VALUE), min_args=2,
-                      evaluate=evaluator.evaluate, prepare=evaluator.prepare, signature=SIGNATURE)]
+                      evaluate=evaluator.evaluate, prepare=evaluator.prepare, signature=SIGNATURE,
+                      score_nodes=evaluator.score_nodes)]

@@ -1,5 +1,6 @@
 """Algorithm rows a query needs (extensions/planner/reduce.py): which queries are reduced, and that the
-rows kept give the database the same answer as every row, whatever order it puts ties in."""
+rows kept give the database the same answer as every row, whatever order it puts ties in; and
+which WITH/RETURN projections of a per-node extension call are cut (`plan_projection`)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,39 @@ def test_nan_limits_of_other_types_and_missing_parameters_keep_everything():
     assert found.keep(values, {"l": True}) is None
     assert found.keep(values, {}) is None
     assert found.keep(values, {"l": 0}).tolist() == [False, False, False]
+
+
+def projection_cut(query: str) -> reduce.Reduction | None:
+    plan = ExtensionPlanner(registry(), backend_kind="falkordb").plan(query)
+    [site] = [site for step in plan.steps for site in getattr(step, "sites", ())]
+    assert (site.reduction is not None) == bool(site.marker) and (not site.marker or site.marker in plan.body)
+    return site.reduction
+
+
+@pytest.mark.parametrize("tail, top, bounds", [
+    ("RETURN n, tag(n) AS s ORDER BY s DESC LIMIT 10", (True, None, 10), 0),
+    ("WITH n, tag(n) AS s ORDER BY s, n.id SKIP $s LIMIT 3 RETURN n", (False, "s", 3), 0),
+    ("WITH n, tag(n) AS s WHERE s > 0.5 AND n.x = 1 AND $m <= s RETURN n", None, 2),
+    ("WITH n, tag(n) AS s ORDER BY s DESC WHERE s > 0.5 RETURN n", None, 1),          # ordering cuts no row
+    ("WITH n, tag(n) AS s ORDER BY s DESC LIMIT 3 WHERE s > 0.5 RETURN n", None, None),  # LIMIT before WHERE
+    ("WITH n, tag(n) AS s WHERE s > 0.5 OR n.x = 1 RETURN n", None, None),
+    ("RETURN n, tag(n) AS s ORDER BY n.id, s DESC LIMIT 10", None, None),             # another key first
+    ("RETURN DISTINCT tag(n) AS s ORDER BY s DESC LIMIT 10", None, None),
+    ("RETURN n.x AS x, tag(n) AS s, count(*) AS c ORDER BY s DESC LIMIT 10", None, None),
+    ("RETURN n, tag(n) + 1 AS s ORDER BY s DESC LIMIT 10", None, None),               # not the whole item
+    ("RETURN n, tag(n) AS s ORDER BY s DESC LIMIT 2 + 1", None, None),
+    ("RETURN n, tag(n) AS s ORDER BY s DESC", None, None),
+])
+def test_which_projections_are_cut(tail, top, bounds):
+    found = projection_cut("MATCH (n:X) " + tail)
+    if top is None and bounds is None:
+        assert found is None
+        return
+    assert len(found.bounds) == bounds
+    if top is None:
+        assert found.top is None
+    else:
+        descending, skip, limit = top
+        assert found.top.descending is descending
+        assert (None if found.top.skip is None else getattr(found.top.skip, "name", None)) == skip
+        assert getattr(found.top.limit, "value", None) == limit
