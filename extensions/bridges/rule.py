@@ -52,9 +52,10 @@ def numeric_variables(query: A.Query, numeric: Callable[[A.Expr, frozenset[str]]
     and WITH aliases of such values (a later binding of the name to something else drops it, and
     a name that is also a list comprehension's, quantifier's or reduce's variable is never one)."""
     names: set[str] = set()
-    inner = {n.var.name for n in query.walk() if isinstance(n, (A.ListComprehension, A.Quantifier, A.Reduce))}
-    inner |= {n.acc.name for n in query.walk() if isinstance(n, A.Reduce)}
-    for node in query.walk():
+    nodes = list(query.walk())
+    inner = {n.var.name for n in nodes if isinstance(n, (A.ListComprehension, A.Quantifier, A.Reduce))}
+    inner |= {n.acc.name for n in nodes if isinstance(n, A.Reduce)}
+    for node in nodes:
         if isinstance(node, A.Unwind):
             is_range = isinstance(node.expr, A.FunctionCall) and node.expr.lower_name == "range"
             (names.add if is_range else names.discard)(node.var.name)

@@ -19,12 +19,24 @@ def _span() -> Span:
     return field(default=NO_SPAN, compare=False, repr=False, kw_only=True)
 
 
-def _node_children(value) -> Iterator["Node"]:
+#: The names of each node class's fields that may hold children (every field but `span`),
+#: computed once per class: `dataclasses.fields` is too slow to call per node on every walk.
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = _CHILD_FIELDS[cls] = tuple(f.name for f in fields(cls) if f.name != "span")
+    return names
+
+
+def _collect_children(value, into: list["Node"]) -> None:
     if isinstance(value, Node):
-        yield value
+        into.append(value)
     elif isinstance(value, tuple):
         for item in value:
-            yield from _node_children(item)
+            _collect_children(item, into)
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +45,12 @@ class Node:
 
     span: Span = _span()
 
-    def children(self) -> Iterator["Node"]:
+    def children(self) -> list["Node"]:
         """Direct child nodes, in source order (nodes nested in tuples included)."""
-        for f in fields(self):
-            if f.name != "span":
-                yield from _node_children(getattr(self, f.name))
+        found: list[Node] = []
+        for name in _child_fields(type(self)):
+            _collect_children(getattr(self, name), found)
+        return found
 
     def walk(self) -> Iterator["Node"]:
         """This node and all its descendants, pre-order."""
@@ -45,7 +58,7 @@ class Node:
         while stack:
             node = stack.pop()
             yield node
-            stack.extend(reversed(list(node.children())))
+            stack.extend(reversed(node.children()))
 
     def find_all(self, cls) -> Iterator["Node"]:
         """Every descendant (self included) that is an instance of `cls`."""
