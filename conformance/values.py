@@ -23,6 +23,7 @@ import neo4j.spatial
 import neo4j.time
 
 from conformance.literals import NodeLit, PathLit, RelLit
+from extensions.temporal.values import fraction as java_fraction
 
 __all__ = ["cypher_text", "duration_text", "neo4j_text", "normalise", "normalise_rows", "rows_equal"]
 
@@ -34,17 +35,6 @@ def _float(x: float) -> tuple:
 NANOS = 1_000_000_000
 
 
-def _fraction(nanos: int) -> str:
-    """Java's fraction of a second: digits in groups of three, none when zero."""
-    if nanos == 0:
-        return ""
-    if nanos % 1_000_000 == 0:
-        return f".{nanos // 1_000_000:03d}"
-    if nanos % 1000 == 0:
-        return f".{nanos // 1000:06d}"
-    return f".{nanos:09d}"
-
-
 def _date_text(year: int, month: int, day: int) -> str:
     sign = "-" if year < 0 else "+" if year > 9999 else ""
     return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
@@ -52,7 +42,7 @@ def _date_text(year: int, month: int, day: int) -> str:
 
 def _time_text(hour: int, minute: int, second: int, nanos: int) -> str:
     text = f"{hour:02d}:{minute:02d}"
-    return text + (f":{second:02d}{_fraction(nanos)}" if second or nanos else "")
+    return text + (f":{second:02d}{java_fraction(nanos)}" if second or nanos else "")
 
 
 def _offset_text(offset: dt.timedelta) -> str:
@@ -103,7 +93,7 @@ def duration_text(months: int, days: int, seconds: int, nanos: int) -> str:
         text += "T" + "".join(f"{n}{unit}" for n, unit in [(hours, "H"), (minutes, "M")] if n)
         if secs or fraction:
             sign = "-" if fraction < 0 and secs == 0 else ""
-            text += f"{sign}{secs}{_fraction(abs(fraction)).rstrip('0')}S"
+            text += f"{sign}{secs}{java_fraction(abs(fraction)).rstrip('0')}S"
     return text if text != "P" else "PT0S"
 
 

@@ -91,6 +91,30 @@ class Result(ABC):
         raise NotImplementedError(f"{type(self).__name__} has no framed records")
 
 
+class MappedRows(Result):
+    """`result` with each fetched row changed in place by `map_row`; everything else is the
+    wrapped result's (a result wrapper's one job, e.g. typing the date-times it returns)."""
+
+    def __init__(self, result: Result):
+        self._result = result
+        self.keys = result.keys
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._result, name)
+
+    @abstractmethod
+    def map_row(self, row: list[Any]) -> None: ...
+
+    async def fetch(self, n: int) -> list[list[Any]]:
+        rows = await self._result.fetch(n)
+        for row in rows:
+            self.map_row(row)
+        return rows
+
+    async def consume(self) -> Summary:
+        return await self._result.consume()
+
+
 class Transaction(ABC):
     """An explicit transaction: statements run in it see each other's writes."""
 

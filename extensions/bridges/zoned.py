@@ -16,7 +16,7 @@ from typing import Any
 
 from neo4j.time import DateTime
 
-from core.backend import Result
+from core.backend import MappedRows, Result
 
 from ..cypher import ast as A
 from .rule import Context, Edit, Rule
@@ -66,25 +66,16 @@ def _zoned(value: Any) -> Any:
     return value
 
 
-class ZonedColumns(Result):
+class ZonedColumns(MappedRows):
     """`result` with the local date-times of `columns` given back zoned in UTC."""
 
     def __init__(self, result: Result, columns: list[int]):
-        self._result, self._columns = result, columns
-        self.keys = result.keys
+        super().__init__(result)
+        self._columns = columns
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._result, name)
-
-    async def fetch(self, n: int) -> list[list[Any]]:
-        rows = await self._result.fetch(n)
-        for row in rows:
-            for index in self._columns:
-                row[index] = _zoned(row[index])
-        return rows
-
-    async def consume(self):
-        return await self._result.consume()
+    def map_row(self, row: list[Any]) -> None:
+        for index in self._columns:
+            row[index] = _zoned(row[index])
 
 
 RULES = (Rule(A.Return, zoned_columns, ("datetime", "$"), r"datetime\s*\(|return\b[^;]*?\$"),)

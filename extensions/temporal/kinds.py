@@ -44,7 +44,7 @@ from typing import Any
 
 from neo4j.time import DateTime
 
-from core.backend import Result
+from core.backend import MappedRows, Result
 from core.errors import CypherError
 from core.values import Node, Path as GraphPath, Relationship
 
@@ -308,27 +308,18 @@ def _typed(value: Any, kinds: frozenset, where: Callable[[], str]) -> Any:
     return value
 
 
-class TypedDateTimes(Result):
+class TypedDateTimes(MappedRows):
     """`result` with the date-times it reads from the graph typed by the key they came from."""
 
     def __init__(self, result: Result, store: KindStore, database: str, text: str, params: dict):
-        self._result, self._store, self._database = result, store, database
+        super().__init__(result)
+        self._store, self._database = store, database
         self._text, self._params = text, params
         self._columns: list[frozenset] | None = None
-        self.keys = result.keys
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._result, name)
-
-    async def fetch(self, n: int) -> list[list[Any]]:
-        rows = await self._result.fetch(n)
-        for row in rows:
-            for index, value in enumerate(row):
-                row[index] = self._value(value, index)
-        return rows
-
-    async def consume(self):
-        return await self._result.consume()
+    def map_row(self, row: list[Any]) -> None:
+        for index, value in enumerate(row):
+            row[index] = self._value(value, index)
 
     def _key_kinds(self, key: str) -> frozenset:
         return self._store.of(self._database, key)

@@ -13,6 +13,7 @@ discovery (the default database, the database list) is a query like any other.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import ssl
 from typing import Any
@@ -188,8 +189,18 @@ class Neo4jBackend(Backend):
     async def run(self, query: str, params: dict[str, Any], config: TxConfig,
                   credentials: Credentials) -> UpstreamResult:
         connection = await self._acquire(config, credentials)
-        try:
+        async with self._given_back_on_failure(connection):
             meta = await self.start_query(connection, query, params, request_extra(config, connection.version))
+        database = config.database or self.default_database
+        return UpstreamResult(_AutoCommit(self.pool, connection), list(meta.get("fields") or ()), database,
+                              on_update=lambda: self.note_write(database))
+
+    @contextlib.asynccontextmanager
+    async def _given_back_on_failure(self, connection: UpstreamConnection):
+        """A request that fails gives its connection back: to the pool after a FAILURE (the
+        upstream still speaks), thrown away after anything else (it may be mid-message)."""
+        try:
+            yield
         except CypherError as error:
             self._note_failure(error, connection)
             await self.pool.release(connection)
@@ -197,9 +208,6 @@ class Neo4jBackend(Backend):
         except BaseException:
             self.pool.discard(connection)
             raise
-        database = config.database or self.default_database
-        return UpstreamResult(_AutoCommit(self.pool, connection), list(meta.get("fields") or ()), database,
-                              on_update=lambda: self.note_write(database))
 
     async def start_query(self, connection: UpstreamConnection, query: str, params: dict[str, Any],
                           extra: dict[str, Any]) -> dict[str, Any]:
@@ -216,17 +224,10 @@ class Neo4jBackend(Backend):
 
     async def begin(self, config: TxConfig, credentials: Credentials) -> UpstreamTransaction:
         connection = await self._acquire(config, credentials)
-        try:
+        async with self._given_back_on_failure(connection):
             connection.send(m.BEGIN, request_extra(config, connection.version))
             await connection.flush()
             await connection.response()
-        except CypherError as error:
-            self._note_failure(error, connection)
-            await self.pool.release(connection)
-            raise
-        except BaseException:
-            self.pool.discard(connection)
-            raise
         return UpstreamTransaction(self, connection, config.database or self.default_database)
 
     async def _acquire(self, config: TxConfig, credentials: Credentials, *,
