@@ -134,6 +134,29 @@ def test_a_name_a_transaction_added_without_effects_is_healed_before_the_next_wr
                                           "MATCH (a:A), (b:B) RETURN a.x, a.y, b.z")[1] == [[1, 2, 5]]
 
 
+def test_a_merge_of_a_new_relationship_type_keeps_every_row_and_the_replica_its_names(tmp_path):
+    """FalkorDB drops the rows of a MERGE whose relationship type is new (TCK Merge5[14]); the
+    proxy puts the type in the schema first, with a write whose effects reach the replica, and
+    again after a rolled-back transaction took it away."""
+    merge = ("CREATE (a:Foo), (b:Bar) WITH a, b UNWIND [1, 1] AS x "
+             "MERGE (a)-[r:{type} {{v: x}}]->(b) RETURN x, id(r) = id(r) AS same")
+    with _serving(tmp_path) as (proc, driver, root):
+        with driver.session() as session, session.begin_transaction() as tx:
+            assert len(list(tx.run(merge.format(type="T_ROLLED_BACK")))) == 2
+            tx.rollback()
+        for name in ("T_ROLLED_BACK", "T_NEW"):
+            assert [tuple(r) for r in driver.execute_query(merge.format(type=name)).records] == [(1, True)] * 2
+        servers = _servers(root)
+        assert wait_until(lambda: _synced(servers) and
+                          _name_tables(servers["replica"]) == _name_tables(servers["primary"]), 20)
+        for server in servers.values():
+            assert server.execute_command("GRAPH.RO_QUERY", "neo4j",
+                                          "MATCH ()-[r]->() RETURN type(r), count(*) ORDER BY type(r)")[1] == [
+                [b"T_NEW", 1], [b"T_ROLLED_BACK", 1]]
+            assert server.execute_command("GRAPH.RO_QUERY", "neo4j", "MATCH (n) RETURN count(n)")[1] == [[4]]
+        assert _crashes(root) == 0
+
+
 def test_writes_with_known_names_send_nothing_else(tmp_path):
     """The upkeep costs nothing on the common path: auto-commit writes of names the graph has,
     and deletes with no create since the last one, send FalkorDB nothing but themselves."""

@@ -41,7 +41,7 @@ from proxy.backends.falkordb.statement import Statement
 from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb.params import lift_long_strings
 from proxy.backends.falkordb.tx import FalkorDBTransaction, WriteAborted
-from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, sweep_query, touch_query
+from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, register_types_query, sweep_query, touch_query
 from proxy.backends.falkordb.values import (
     Schema, SchemaMiss, decode, decode_row, parse_plan, parse_stats, plan_query_type,
 )
@@ -452,11 +452,30 @@ class FalkorDBBackend(Backend):
             await self._grow_label_matrices(graph)
         if statement.creates:
             graph.labels_may_lag = True
+            await self._register_merged_types(graph, statement)
         names = statement.names()
         if names is not None and graph.names is not None and names <= graph.names:
             return None
         graph.names = await self._primary_names(graph)
         return None if names is not None and names <= graph.names else graph.names
+
+    async def _register_merged_types(self, graph: Graph, statement: Statement) -> None:
+        """Put the relationship types a MERGE names in the schema before it runs (FalkorDB drops
+        rows of a MERGE whose type is new; falkordb/upkeep.py). Asked of the primary each time:
+        a rolled-back transaction takes the types it added with it."""
+        types = statement.merged_types()
+        if not types:
+            return
+        primary = self._primary()
+        try:
+            known = set(_column(await primary.call("GRAPH.RO_QUERY", graph.key, "CALL db.relationshipTypes()")))
+        except CypherError as exc:                  # no such graph yet: no types
+            if exc.code.startswith("Neo.TransientError."):
+                raise
+            known = set()
+        query = register_types_query(types - known)
+        if query:
+            await primary.call("GRAPH.QUERY", graph.key, query)
 
     async def _check_names(self, graph: Graph, before: set[str] | None) -> None:
         """After a write that may have added a name and failed or changed nothing (so its effects

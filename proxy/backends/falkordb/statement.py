@@ -11,7 +11,7 @@ from core.errors import CypherError, syntax_error
 from proxy.backends.falkordb.guards import check_query
 from proxy.backends.falkordb.guards import code_only as _code_only
 from proxy.backends.falkordb.params import inline_params, lift_long_strings, placeholders
-from proxy.backends.falkordb.upkeep import CREATES, DELETES, written_names
+from proxy.backends.falkordb.upkeep import CREATES, DELETES, merged_types, written_names
 from proxy.backends.falkordb.values import encode_params
 
 _WRITE = re.compile(r"(?<![\w.$])(?:CREATE|MERGE|SET|DELETE|REMOVE|DROP|CALL\s+db\.idx\.)(?!\w)", re.I)
@@ -71,6 +71,10 @@ class Statement:
     def names(self) -> set[str] | None:
         """The names this statement may add to the graph (`falkordb.upkeep.written_names`)."""
         return written_names(self.body, self.params)
+
+    def merged_types(self) -> set[str]:
+        """The relationship types its MERGE clauses name (`falkordb.upkeep.merged_types`)."""
+        return merged_types(self.body)
 
     def as_write(self) -> "Statement":
         """The same statement, sent as a write (FalkorDB refused it as a read)."""
