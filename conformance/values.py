@@ -23,16 +23,13 @@ import neo4j.spatial
 import neo4j.time
 
 from conformance.literals import NodeLit, PathLit, RelLit
-from extensions.temporal.values import fraction as java_fraction
+from extensions.temporal import values as temporal_values
 
 __all__ = ["cypher_text", "duration_text", "neo4j_text", "normalise", "normalise_rows", "rows_equal"]
 
 
 def _float(x: float) -> tuple:
     return ("f", format(x + 0.0, ".15g"))          # + 0.0 turns -0.0 into 0.0
-
-
-NANOS = 1_000_000_000
 
 
 def _date_text(year: int, month: int, day: int) -> str:
@@ -42,7 +39,7 @@ def _date_text(year: int, month: int, day: int) -> str:
 
 def _time_text(hour: int, minute: int, second: int, nanos: int) -> str:
     text = f"{hour:02d}:{minute:02d}"
-    return text + (f":{second:02d}{java_fraction(nanos)}" if second or nanos else "")
+    return text + (f":{second:02d}{temporal_values.fraction(nanos)}" if second or nanos else "")
 
 
 def _offset_text(offset: dt.timedelta) -> str:
@@ -75,26 +72,10 @@ def _duration_parts(v) -> tuple[int, int, int, int]:
     return months, v.days, seconds, v.microseconds * 1000
 
 
-def _java_divmod(a: int, b: int) -> tuple[int, int]:
-    """Java's `/` and `%` on longs: the quotient truncated towards zero, the rest keeps a's sign."""
-    quotient = abs(a) // b * (-1 if a < 0 else 1)
-    return quotient, a - quotient * b
-
-
 def duration_text(months: int, days: int, seconds: int, nanos: int) -> str:
-    """A duration as Neo4j prints it (`P1Y2M3DT4H5M6.5S`, `PT-0.001S`, `PT0S`): each unit keeps
-    the sign of the whole months or seconds it comes from."""
-    years, months = _java_divmod(months, 12)
-    text = "P" + "".join(f"{n}{unit}" for n, unit in [(years, "Y"), (months, "M"), (days, "D")] if n)
-    whole, fraction = _java_divmod(seconds * NANOS + nanos, NANOS)
-    if whole or fraction:
-        hours, rest = _java_divmod(whole, 3600)
-        minutes, secs = _java_divmod(rest, 60)
-        text += "T" + "".join(f"{n}{unit}" for n, unit in [(hours, "H"), (minutes, "M")] if n)
-        if secs or fraction:
-            sign = "-" if fraction < 0 and secs == 0 else ""
-            text += f"{sign}{secs}{java_fraction(abs(fraction)).rstrip('0')}S"
-    return text if text != "P" else "PT0S"
+    """A duration as Neo4j prints it (`P1Y2M3DT4H5M6.5S`, `PT-0.001S`, `PT0S`): the temporal
+    library's text, from the amounts the drivers give."""
+    return temporal_values.duration_text(temporal_values.Duration(months, days, seconds, nanos))
 
 
 def neo4j_text(v) -> str:

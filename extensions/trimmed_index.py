@@ -44,6 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import count
+from collections.abc import Iterator
 from typing import Any
 
 from core.errors import CypherError
@@ -248,6 +249,17 @@ class _Analysis:
         entity, labels = _names(element)
         return any((entity, label, key) in self.schema.ranged for label in labels)
 
+    def _indexed_entries(self, paths) -> Iterator[tuple[Any, A.MapLiteral, list]]:
+        """(element, its property map, the map's entries on an indexed property) of each pattern
+        element that has any."""
+        for element in _elements(paths):
+            props = element.properties
+            if not isinstance(props, A.MapLiteral):
+                continue
+            entries = [(k, v) for k, v in props.items if self._ranged(element, k)]
+            if entries:
+                yield element, props, entries
+
     def _unique(self, element, key: str) -> bool:
         entity, labels = _names(element)
         return any((entity, label, key) in self.schema.unique for label in labels)
@@ -272,12 +284,7 @@ class _Analysis:
         for element in _elements(clause.pattern.paths):
             if element.var is not None:
                 bound.setdefault(element.var.name, element)
-            props = element.properties
-            if not isinstance(props, A.MapLiteral):
-                continue
-            entries = [(k, v) for k, v in props.items if self._ranged(element, k)]
-            if not entries:
-                continue
+        for element, props, entries in self._indexed_entries(clause.pattern.paths):
             var = self._var(element)
             exact += [f"[{var}.{quote(k)}][0] = {self.src(v)}" for k, v in entries]
             kept = [(k, v) for k, v in props.items if (k, v) not in entries]
@@ -356,13 +363,7 @@ class _Analysis:
         parameter per run, any other value by a filter before the MERGE: a value of FalkorDB's
         MERGE map must stay plain, as `{k: [x IN [v] | x][0]}` crashes the server), and for a
         match whose stored value differs from the merged one."""
-        for element in _elements([clause.path]):
-            props = element.properties
-            if not isinstance(props, A.MapLiteral):
-                continue
-            entries = [(k, v) for k, v in props.items if self._ranged(element, k)]
-            if not entries:
-                continue
+        for element, _, entries in self._indexed_entries([clause.path]):
             if not all(copyable(v) for _, v in entries):
                 raise CypherError(UNSUPPORTED, "MERGE on an indexed property of the embedded FalkorDB takes "
                                   "a literal, a parameter or a variable's property as its value (its index "
