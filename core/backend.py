@@ -41,6 +41,10 @@ class TxConfig:
     #: decodes nothing as Bolt): a backend that can keep records as the bytes it received
     #: asks for them in this encoding, so they pass through unchanged.
     encoding: str | None = None
+    #: The client's PULL is already on its way behind the RUN (drivers pipeline them): a backend
+    #: may send the first PULL with the RUN. False when a RUN came alone: an upstream then runs
+    #: nothing to its end (an auto-commit write does not commit) before the client asks.
+    pull_with_run: bool = True
 
     def __post_init__(self) -> None:
         # Neo4j database names are case-insensitive (normalised to lower case): `SYSTEM` is `system`.
@@ -90,6 +94,12 @@ class Result(ABC):
         messages in `framed_encoding`: `(bytes, how many, whether more may follow)`."""
         raise NotImplementedError(f"{type(self).__name__} has no framed records")
 
+    async def abandon(self) -> None:
+        """The client gave the result up (RESET, ROLLBACK, a closed connection): release what it
+        holds. A backend that can roll back an auto-commit query not yet read to its end does
+        (Neo4j does on RESET); by default the rest is discarded."""
+        await self.consume()
+
 
 class MappedRows(Result):
     """`result` with each fetched row changed in place by `map_row`; everything else is the
@@ -113,6 +123,9 @@ class MappedRows(Result):
 
     async def consume(self) -> Summary:
         return await self._result.consume()
+
+    async def abandon(self) -> None:
+        await self._result.abandon()
 
 
 class Transaction(ABC):

@@ -101,6 +101,9 @@ class _WorkingResult(Result):
         with self._tx.working():
             return await self._result.consume()
 
+    async def abandon(self) -> None:
+        await self._result.abandon()
+
 
 class Session:
     """Authentication and transaction state of one client connection."""

@@ -43,6 +43,14 @@ DECODE_IN_THREAD = 1 << 20   # messages larger than this are decoded off the eve
 _connection_ids = itertools.count(1)
 
 
+class _Requests(asyncio.Queue):
+    """The framed requests `(signature, bytes)` waiting for the processor, with a look at the next
+    one: a RUN with its PULL queued behind it may go to the backend with that PULL."""
+
+    def next_signature(self) -> int | None:
+        return self._queue[0][0] if self._queue else None     # (asyncio.Queue's own deque)
+
+
 class State(enum.Enum):
     NEGOTIATION = "NEGOTIATION"          # handshake done, HELLO expected
     AUTHENTICATION = "AUTHENTICATION"    # 5.1+: LOGON expected
@@ -116,7 +124,7 @@ class BoltConnection:
         self._notifications: dict[str, Any] | None = None     # HELLO's notification filters
         self.connection_id = f"bolt-{next(_connection_ids)}"
         self._state = State.NEGOTIATION
-        self._queue: asyncio.Queue[tuple[int | None, bytes]] = asyncio.Queue(QUEUE_LIMIT)
+        self._queue = _Requests(QUEUE_LIMIT)
         self._pending_resets = 0       # > 0: the spec's INTERRUPTED state (queued messages IGNORED)
         self._processor: asyncio.Task | None = None
         self._busy = False             # the processor is inside a handler (a RESET may cancel it)
@@ -398,6 +406,7 @@ class BoltConnection:
         start = time.monotonic()
         if self._state is State.READY:
             config = self._tx_config(extra)
+            config.pull_with_run = self._queue.next_signature() == m.PULL
             result = await self._session.run(query, params, config)
             database = config.database or self._session.backend.default_database
             qid, self._state = -1, State.STREAMING
@@ -503,12 +512,12 @@ class BoltConnection:
                 return more
 
     async def _drop_results(self) -> None:
-        """Discard every open result, so the backend releases what it holds for them
-        (an upstream Neo4j connection, a buffered FalkorDB reply)."""
+        """Give up every open result, so the backend releases what it holds for them (an
+        upstream Neo4j connection, rolling back an auto-commit query; a buffered FalkorDB reply)."""
         results, self._results = list(self._results.values()), {}
         for open_ in results:
             try:
-                await open_.result.consume()
+                await open_.result.abandon()
             except Exception:             # it failed already, or its transaction has ended
                 log.debug("%s: discarding an open result failed", self.connection_id, exc_info=True)
 

@@ -179,6 +179,7 @@ class Forwarder:
         self._flowing = threading.Event()
         self._flowing.set()
         self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._sent: list[bytearray] = []       # per connection: the bytes the proxy sent upstream
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
@@ -193,13 +194,15 @@ class Forwarder:
                 client.close()
                 continue
             self._pairs.append((client, server))
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pump, args=(source, sink), daemon=True).start()
+            self._sent.append(sent := bytearray())
+            for source, sink, log in ((client, server, sent), (server, client, bytearray())):
+                threading.Thread(target=self._pump, args=(source, sink, log), daemon=True).start()
 
-    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+    def _pump(self, source: socket.socket, sink: socket.socket, log: bytearray) -> None:
         try:
             while data := source.recv(1 << 16):
                 self._flowing.wait()
+                log += data
                 sink.sendall(data)
         except OSError:
             pass
@@ -208,6 +211,18 @@ class Forwarder:
                 end.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+
+    def requests_from(self, marker: bytes) -> list[int]:
+        """The signatures of the requests sent upstream on the connection that carried `marker`,
+        from the message holding it on."""
+        (sent,) = [bytes(log) for log in self._sent if marker in log]
+        position, signatures = 20, []                  # past the handshake
+        while (found := message_end(sent, position)) is not None:
+            end, signature = found
+            if signatures or marker in sent[position:end]:
+                signatures.append(signature)
+            position = end
+        return signatures
 
     def cut(self) -> None:
         """Disconnect every forwarded connection (new ones still go through)."""
@@ -300,6 +315,24 @@ async def test_a_stalled_upstream_is_given_up_after_the_timeouts(forwarder):
         await result.consume()
     finally:
         await backend.stop()
+
+
+@pytest.mark.timeout(60)
+def test_a_run_sent_alone_is_reset_upstream_not_read_to_its_end(faulty, forwarder):
+    """Neo4j rolls back an auto-commit query RESET before the client's PULL (a PULL or DISCARD
+    would commit it): the proxy sends a RUN that came alone alone, and RESET behind it."""
+    client = RawClient(faulty.uri)
+    try:
+        client.request((m.RUN, "CREATE (:Ghost) RETURN 'ghost run'", {}, {}))
+        assert [s for s, _ in client.responses(1)] == [m.SUCCESS]
+        client.request((m.RESET,))
+        assert [s for s, _ in client.responses(1)] == [m.SUCCESS]
+        client.request((m.RUN, "RETURN 'pipelined run'", {}, {}), (m.PULL, {"n": -1}))
+        assert [s for s, _ in client.responses(2)] == [m.SUCCESS, m.RECORD, m.SUCCESS]
+    finally:
+        client.close()
+    assert forwarder.requests_from(b"ghost run")[:2] == [m.RUN, m.RESET]
+    assert forwarder.requests_from(b"pipelined run")[:2] == [m.RUN, m.PULL]   # one round trip
 
 
 @pytest.mark.timeout(60)

@@ -87,6 +87,15 @@ class _AutoCommit:
     async def done(self, result: UpstreamResult) -> None:
         await self._pool.release(self.connection)
 
+    async def abandon(self, result: UpstreamResult) -> None:
+        """RESET upstream: Neo4j rolls back an auto-commit query not read to its end."""
+        try:
+            await self.connection.reset()
+        except BaseException:
+            self._pool.discard(self.connection)
+            raise
+        await self._pool.release(self.connection)
+
 
 class UpstreamTransaction(Transaction):
     """An explicit transaction on one upstream connection; its results share it (`Link`)."""
@@ -108,6 +117,10 @@ class UpstreamTransaction(Transaction):
             self._results.remove(result)
         if self._streaming is result:
             self._streaming = None
+
+    async def abandon(self, result: UpstreamResult) -> None:
+        """Forget it: the transaction's ROLLBACK follows, and its RESET reads what is still due."""
+        await self.done(result)
 
     async def run(self, query: str, params: dict[str, Any]) -> UpstreamResult:
         await self.claim(None)
@@ -190,10 +203,11 @@ class Neo4jBackend(Backend):
                   credentials: Credentials) -> UpstreamResult:
         connection = await self._acquire(config, credentials)
         async with self._given_back_on_failure(connection):
-            meta = await self.start_query(connection, query, params, request_extra(config, connection.version))
+            meta = await self.start_query(connection, query, params, request_extra(config, connection.version),
+                                          pull=config.pull_with_run)
         database = config.database or self.default_database
         return UpstreamResult(_AutoCommit(self.pool, connection), list(meta.get("fields") or ()), database,
-                              on_update=lambda: self.note_write(database))
+                              pulling=config.pull_with_run, on_update=lambda: self.note_write(database))
 
     @contextlib.asynccontextmanager
     async def _given_back_on_failure(self, connection: UpstreamConnection):
@@ -210,10 +224,11 @@ class Neo4jBackend(Backend):
             raise
 
     async def start_query(self, connection: UpstreamConnection, query: str, params: dict[str, Any],
-                          extra: dict[str, Any]) -> dict[str, Any]:
-        """RUN with the first PULL behind it; the RUN's SUCCESS metadata (records follow)."""
+                          extra: dict[str, Any], *, pull: bool = True) -> dict[str, Any]:
+        """RUN, with the first PULL behind it if `pull`; the RUN's SUCCESS metadata."""
         connection.send(m.RUN, query, params, extra)
-        connection.send(m.PULL, {"n": FIRST_PULL})
+        if pull:
+            connection.send(m.PULL, {"n": FIRST_PULL})
         await connection.flush()
         try:
             return await connection.response()

@@ -7,9 +7,11 @@ else (an extension's probe, the HTTP API, a client on another Bolt generation) c
 `fetch(n)`, which decodes the same bytes. Only the summary (the final SUCCESS) is always
 decoded: the front end writes its own, with the bookmark, `db` and notifications the proxy owns.
 
-The RUN was sent with a first PULL behind it (`FIRST_PULL` records), so a short query costs
-the client one round trip to the upstream, not two; a PULL that asks for fewer takes them from
-the same reply, the rest stays in the socket until it is asked for.
+The RUN was sent with a first PULL behind it (`FIRST_PULL` records) when the client's own PULL
+was on its way, so a short query costs the client one round trip to the upstream, not two; a PULL
+that asks for fewer takes them from the same reply, the rest stays in the socket until it is
+asked for. A RUN that came alone goes alone: given up before any PULL (`abandon`, on RESET or a
+closed connection), an auto-commit query is RESET upstream, so Neo4j rolls it back.
 
 A result shares its connection with others in an explicit transaction: `Link.claim` makes the
 result that is mid-reply read the rest of it into its own buffer (`park`) before another
@@ -44,11 +46,14 @@ class Link(Protocol):
     async def done(self, result: "UpstreamResult") -> None:
         """`result` has read its last response (or failed)."""
 
+    async def abandon(self, result: "UpstreamResult") -> None:
+        """The client gave `result` up before its end (`Result.abandon`)."""
+
 
 class UpstreamResult(Result):
     """The records and summary of one upstream RUN."""
 
-    def __init__(self, link: Link, keys: list[str], database: str, *, qid: int = -1,
+    def __init__(self, link: Link, keys: list[str], database: str, *, qid: int = -1, pulling: bool = True,
                  on_update: Callable[[], None] | None = None):
         self.keys = keys
         self._link = link
@@ -57,8 +62,8 @@ class UpstreamResult(Result):
         self._database = database
         self._qid = qid
         self._on_update = on_update        # called once if the summary shows the graph changed
-        self._pulling = True               # a PULL's reply is still arriving (the first went with RUN)
-        self._has_more = False             # the upstream said has_more: another PULL may follow
+        self._pulling = pulling            # a PULL's reply is still arriving (the first went with RUN)
+        self._has_more = not pulling       # another PULL may follow (none was sent yet, or has_more)
         self._parked = b""                 # records read past while another result needed the connection
         self._parked_count = 0
         self._summary: Summary | None = None
@@ -163,6 +168,11 @@ class UpstreamResult(Result):
                     meta = error
                 self._pulling = False
                 await self._ended(meta)
+
+    async def abandon(self) -> None:
+        if self.open:
+            self.end_with(Summary(database=self._database))
+            await self._link.abandon(self)
 
     def end_with(self, summary: Summary) -> None:
         """The transaction ended before the result was read: nothing more comes from upstream."""
