@@ -13,7 +13,8 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
 - throughput of 16 clients alternating the seed query and `RETURN 1` for 10 s through the proxy
   vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`;
 - the same 16 clients through a proxy with 1, 2 and 4 `--workers` in front of the demo proxy
-  (the upstream path: proxy -> proxy -> database), against the same falkordb-client baseline.
+  (the upstream path: proxy -> proxy -> database), against the same falkordb-client baseline,
+  and against the demo proxy alone (what the front itself costs).
 
 `python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
 """
@@ -53,6 +54,10 @@ def _upstream_row(workers: int) -> str:
     return f"  ... via an upstream proxy, {workers} worker{'s' if workers > 1 else ''}"
 
 
+def _front_row(workers: int) -> str:
+    return f"  ... the same front vs the upstream alone, {workers}"
+
+
 # name -> (how the ratio is read, target)
 ROWS = {
     "seed query, warm p50 (driver session.run)": ("ratio", "<= 1.0 ms"),
@@ -64,6 +69,7 @@ ROWS = {
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
     **{_upstream_row(n): ("throughput", ">= 0.8x with workers") for n in WORKERS},
+    **{_front_row(n): ("throughput", "(the front's own cost)") for n in WORKERS},
 }
 
 
@@ -78,14 +84,16 @@ def _seed_rows(out: dict) -> None:
                 median_seconds(run(SEED_QUERY), 200), median_seconds(run(SEED_BASELINE), 200))
         socket_path, password = primary_address(proc.data_dir / "falkordb")
         direct = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
-        out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (
-            _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY), direct)
+        alone = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY)
+        out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (alone, direct)
         for workers in WORKERS:
             # The front proxy reads the demo's extension stores (timeseries) from the same data
             # directory; its graph is the demo proxy's.
             with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers)],
                               data_dir=proc.data_dir) as front:
-                out[_upstream_row(workers)] = (_throughput(lambda: _bolt_client(front.uri), SEED_QUERY), direct)
+                through = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY)
+            out[_upstream_row(workers)] = (through, direct)
+            out[_front_row(workers)] = (through, alone)
 
 
 def _bolt_client(uri: str):
