@@ -142,12 +142,15 @@ class ExtensionPlanner:
                     summary.notifications.extend(plan.cartesian)
             return result
         values: dict[str, Any] = {}
+        rendered: dict[str, str] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
-                result = await runner.run(step.probe, {**params, **values})
-                rows = await result.fetch(-1)
-                await result.consume()
-                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+                probe = step.probe
+                for marker, late_text in rendered.items():      # an earlier late edit the probe reads
+                    probe = probe.replace(marker, late_text)
+                rows = await self._probe_rows(probe, {**params, **values}, runner)
+                rendered[step.marker] = step.render([row[0] for row in rows])
+                text = text.replace(step.marker, rendered[step.marker])
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
                 values.update(bound)
@@ -239,6 +242,7 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
+            refusals = [*refusals, *planner.refusals]
         if not (edits or cartesian or after or conditional or zoned or tree.options and kind == "falkordb"):
             return None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)

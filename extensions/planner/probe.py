@@ -17,7 +17,7 @@ from typing import Any
 from core.errors import argument_error
 
 from . import bind, late, reduce
-from ..compat import apoc_maps
+from ..compat import apoc_maps, stored_vectors
 from ..cypher import ast as A
 from ..cypher.semantics import AGGREGATES
 from ..cypher.render import name as quote_name
@@ -124,6 +124,8 @@ class PartPlanner:
         self.counter = counter
         self.steps: list = []
         self.placeholders: dict[str, Any] = {}
+        #: messages of the runtime refusals the part's rewrites may raise (`bridges.rule.Refusal`)
+        self.refusals: list = []
         clauses = part.clauses
         self.scopes = [{}]
         for clause in clauses:
@@ -170,6 +172,7 @@ class PartPlanner:
                 late.plan_vector_property(self, index, clause)
             if self.kind == "falkordb":
                 apoc_maps.plan(self, index, clause)
+                stored_vectors.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):
