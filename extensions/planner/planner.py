@@ -33,6 +33,7 @@ from core.errors import CypherError, argument_error, database_error, syntax_erro
 from core.values import Node, Relationship
 
 from .. import bridges, dialect, trimmed_index
+from ..compat import apoc_upstream
 from . import bind, existence
 from .arguments import constant
 from .late import LateStep
@@ -68,8 +69,10 @@ class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
     def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
-                 constraints=None, datetime_kinds: KindStore | None = None):
+                 constraints=None, datetime_kinds: KindStore | None = None, serve_apoc: bool = False):
         self.registry = registry
+        #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py)
+        self.serve_apoc = serve_apoc
         #: the date-time kind written per property key (`temporal/kinds.py`), FalkorDB only
         self.datetime_kinds = datetime_kinds if backend_kind == "falkordb" else None
         #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
@@ -85,6 +88,8 @@ class ExtensionPlanner:
         self._analyse = backend_kind == "falkordb"
         if self._analyse:
             self._triggers += bridges.triggers() + TEMPORAL_TRIGGERS
+        if serve_apoc:
+            self._triggers += (apoc_upstream.TRIGGER,)
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -233,12 +238,14 @@ class ExtensionPlanner:
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
             conditional, zoned, refusals = bridged.conditional, bridged.zoned, bridged.refusals
+        elif self.serve_apoc:
+            edits += apoc_upstream.function_edits(tree, query)
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
         counter = count()
         for part in tree.parts:
-            planner = PartPlanner(query, part, self.registry, kind, edits, counter)
+            planner = PartPlanner(query, part, self.registry, kind, edits, counter, serve_apoc=self.serve_apoc)
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
@@ -487,7 +494,7 @@ class ExtensionPlanner:
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
         arguments = [constant(arg, params) for arg in step.arguments]
         rows = await step.procedure.answer(self._call_context(runner), arguments)
-        return {step.param: _bindable(rows) if self.backend_kind == "falkordb" else rows}
+        return {step.param: _bindable(rows)}
 
     async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
                               runner) -> Result:
@@ -553,8 +560,8 @@ def _bind_values(step: AlgorithmStep, computed: Mapping[Any, tuple], params: dic
 
 
 def _bindable(value: Any) -> Any:
-    """Rows as FalkorDB can take them as a parameter: its parameters are literals, so the
-    virtual nodes and relationships of schema procedures travel as their property maps."""
+    """Rows as a database takes them as a parameter: neither FalkorDB's (literals) nor Neo4j's take
+    a node, so the virtual nodes and relationships of schema procedures travel as their property maps."""
     if isinstance(value, list):
         return [_bindable(v) for v in value]
     if isinstance(value, (Node, Relationship)):

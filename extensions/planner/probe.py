@@ -118,8 +118,9 @@ class PartPlanner:
     """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
 
     def __init__(self, text: str, part: A.SingleQuery, registry: Registry, kind: str,
-                 edits: list[Edit], counter: Iterator[int]):
+                 edits: list[Edit], counter: Iterator[int], *, serve_apoc: bool = False):
         self.text, self.part, self.registry, self.kind = text, part, registry, kind
+        self.serve_apoc = serve_apoc
         self.edits = edits                       # shared, kept sorted
         self.counter = counter
         self.steps: list = []
@@ -170,8 +171,9 @@ class PartPlanner:
                 late.plan_dynamic_labels(self, index, clause)
             elif self.kind == "falkordb" and late.is_vector_property_call(clause):
                 late.plan_vector_property(self, index, clause)
-            if self.kind == "falkordb":
+            if self.kind == "falkordb" or self.serve_apoc:
                 apoc_maps.plan(self, index, clause)
+            if self.kind == "falkordb":
                 stored_vectors.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
