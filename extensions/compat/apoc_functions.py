@@ -66,14 +66,21 @@ _TYPE_NAMES = {"Null": "NULL", "String": "STRING", "Integer": "INTEGER", "Float"
                "Duration": "DURATION", "Vectorf32": "LIST OF FLOAT"}
 
 
+def _names_case(subject: str, names: dict[str, str], otherwise: str = "") -> str:
+    """`CASE subject WHEN 'a' THEN 'A' ... END`: one type name to another."""
+    whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in names.items())
+    return f"CASE {subject} {whens}{otherwise} END"
+
+
 def _type_name(value: str) -> str:
-    whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in _TYPE_NAMES.items())
-    return f"CASE typeOf({value}) {whens} END"
+    return _names_case(f"typeOf({value})", _TYPE_NAMES)
 
 
-def cypher_type(value: str, fresh: str) -> str:
-    """`apoc.meta.cypher.type(value)` as text (`fresh`: a variable name prefix)."""
-    return _cypher_type().replace("@v", fresh + "_").replace("@0", value)
+def cypher_type(value: str, fresh: str, *, neo4j: bool = False) -> str:
+    """`apoc.meta.cypher.type(value)` as text (`fresh`: a variable name prefix), in FalkorDB's
+    Cypher or (`neo4j`) Neo4j's."""
+    template = _neo4j_cypher_type() if neo4j else _cypher_type()
+    return template.replace("@v", fresh + "_").replace("@0", value)
 
 
 def _cypher_type() -> str:
@@ -143,13 +150,7 @@ _NEO4J_TYPE_NAMES = {"NULL": "NULL", "STRING": "STRING", "INTEGER": "INTEGER", "
 
 def _neo4j_type_name(name: str) -> str:
     """APOC's name for a `valueType()` name without NOT NULL (ANY for a union or NOTHING)."""
-    whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in _NEO4J_TYPE_NAMES.items())
-    return f"CASE {name} {whens} ELSE 'ANY' END"
-
-
-def neo4j_cypher_type(value: str, fresh: str) -> str:
-    """`apoc.meta.cypher.type(value)` in Neo4j's Cypher."""
-    return _neo4j_cypher_type().replace("@v", fresh + "_").replace("@0", value)
+    return _names_case(name, _NEO4J_TYPE_NAMES, " ELSE 'ANY'")
 
 
 def _neo4j_cypher_type() -> str:

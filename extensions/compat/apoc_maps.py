@@ -24,7 +24,8 @@ from core.errors import CypherError, argument_error
 from ..cypher import ast as A
 from ..cypher.render import name as quote
 from ..planner.late import LateStep, reading_prefix, string
-from .apoc_functions import cypher_type, neo4j_cypher_type
+from .apoc_functions import cypher_type
+from .dbms import neo4j_cypher
 
 _ENTITY = "keys(CASE WHEN typeOf({x}) IN ['Map', 'Node', 'Edge'] THEN {x} ELSE {{}} END)"
 #: Neo4j: the keys of a map, node or relationship (anything else: Neo4j's type error).
@@ -90,7 +91,7 @@ FUNCTIONS = {f.name.lower(): f for f in (
                 lambda args, var: _ENTITY.format(x=args[0]),
                 lambda args, key, var: cypher_type(f"{args[0]}.{quote(key)}", var),
                 lambda args, var: _NEO4J_ENTITY.format(x=args[0]),
-                lambda args, key, var: neo4j_cypher_type(f"{args[0]}.{quote(key)}", var)),
+                lambda args, key, var: cypher_type(f"{args[0]}.{quote(key)}", var, neo4j=True)),
 )}
 
 
@@ -147,7 +148,7 @@ def plan(planner, clause_index: int, clause: A.Clause) -> None:
                                  f"{len(call.args)}. Usage: {function.signature}")
         args = [planner.render(arg) for arg in call.args]
         var = f"__apocKey{next(planner.counter)}"
-        key_list, value = function.dialect(planner.kind == "neo4j")
+        key_list, value = function.dialect(neo4j_cypher(planner.kind))
         keys = key_list(args, var)
         lines = _probe_prefix(planner, clause_index, call)
         lines.append(f"RETURN DISTINCT {keys} AS __value")

@@ -34,8 +34,7 @@ from ..bridges.rule import Context, Edit
 from ..cypher import ast as A
 from ..registry import ProcedureRewrite, Registry, VirtualProcedure
 from .apoc_functions import NEO4J_RULES
-
-NEO4J = frozenset({"neo4j"})
+from .dbms import NEO4J
 log = logging.getLogger("cypher_proxy")
 
 #: Whether the database has APOC: one row, a count of its procedures.

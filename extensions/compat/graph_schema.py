@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from extensions.cypher.render import name as quote
 from extensions.registry import GraphContext
 
+from .dbms import neo4j_cypher
+
 #: FalkorDB: node and relationship counts per label and type (labels without nodes have 0).
 META_STATS = "CALL db.meta.stats() YIELD labels, relTypes RETURN labels, relTypes"
 #: Property keys and value types of a sample of one label's nodes (element type for lists).
@@ -132,7 +134,7 @@ NEO4J_READS = SchemaReads(_neo4j_counts, _NEO4J_KEY_TYPES, _neo4j_type_name, _ne
 
 def reads(graph: GraphContext) -> SchemaReads:
     """The schema reads in the Cypher of the backend `graph` is on."""
-    return NEO4J_READS if graph.kind == "neo4j" else FALKORDB_READS
+    return NEO4J_READS if neo4j_cypher(graph.kind) else FALKORDB_READS
 
 
 async def _read(graph: GraphContext, sample: int) -> GraphSchema:

@@ -24,6 +24,8 @@ from typing import Any
 from extensions.registry import GraphContext
 from core.errors import CypherError
 
+from .dbms import neo4j_cypher
+
 #: FalkorDB's index fields and constraints (named constants, read through the client's runner).
 INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype, status "
            "RETURN label, properties, types, options, entitytype, status")
@@ -210,7 +212,7 @@ _NEO4J_CONSTRAINT_KINDS = {t: kind for (kind, _), t in CONSTRAINT_TYPES.items()}
 async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
     """What FalkorDB has, named: stored names where FalkorDB still backs them, generated ones else.
     Behind a Neo4j, what it lists itself."""
-    if graph.kind == "neo4j":
+    if neo4j_cypher(graph.kind):
         return await _neo4j_catalog(graph)
     fields: dict[tuple, dict] = {}
     populating: set[tuple] = set()

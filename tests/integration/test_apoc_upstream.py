@@ -100,6 +100,9 @@ def test_meta_data_and_writes_match_plain_cypher(served, upstream):
     assert {(label, key) for label, key, t in rows if t != "RELATIONSHIP"} >= keys | {("OPERATES", "since")}
     assert ("Company", "OPERATES", "RELATIONSHIP") in rows
     assert ("Field", "id", "STRING") in rows and ("OPERATES", "since", "INTEGER") in rows
+    stats = one(served, "CALL apoc.meta.stats() YIELD nodeCount, relCount RETURN nodeCount, relCount")
+    assert stats == one(upstream, "MATCH (n) OPTIONAL MATCH (n)-[r]->() RETURN count(DISTINCT n) AS nodeCount, "
+                                  "count(r) AS relCount")
 
 
 def test_apoc_is_detected_once_per_database(front, served):
