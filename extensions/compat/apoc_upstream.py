@@ -3,8 +3,9 @@
 A Neo4j with APOC answers its own: the proxy passes APOC calls through, as it always has. Many
 Neo4j servers (Aura Free's early tiers, fresh Docker images, locked-down installs) have none,
 and stock tools then fail at start-up (`apoc.meta.data`, llama-index's `apoc.map.clean`). So
-the proxy asks each upstream database once whether APOC is installed (`APOC_INSTALLED`: its
-procedures are listed by SHOW PROCEDURES; the answer is kept per database) and, when it is not,
+the proxy asks each upstream database once, at the first query that names APOC, whether APOC is
+installed (`APOC_INSTALLED`: its procedures are listed by SHOW PROCEDURES; the answer is kept
+per database) and, when it is not,
 plans the client's queries with `served`, a planner whose registry has the census's procedures
 for the Neo4j backend and which rewrites the APOC functions into Neo4j's Cypher
 (`apoc_functions.NEO4J_FORMS`, `apoc_maps`' Neo4j texts); the schema shims read with Neo4j's
@@ -84,12 +85,14 @@ class ApocDetectingPlanner:
         self._installed: dict[str, bool] = {}
 
     async def execute(self, query: str, params: dict[str, Any], runner) -> Result:
-        planner = self.native if await self.has_apoc(runner) else self.served
-        return await planner.execute(query, params, runner)
+        """A query that names nothing of APOC goes to `native` without asking anything."""
+        needs = "apoc." in query.lower() and not await self.has_apoc(runner)
+        return await (self.served if needs else self.native).execute(query, params, runner)
 
     async def has_apoc(self, runner) -> bool:
-        """Asked once per database, in a transaction of its own (never the client's); an upstream
-        that cannot answer (permissions, the system database) is taken to have APOC, as before."""
+        """Asked once per database, on the first query that names APOC, in a transaction of its
+        own (never the client's); an upstream that cannot answer (permissions, the system
+        database) is taken to have APOC, as before."""
         database = runner.database
         if database not in self._installed:
             try:
