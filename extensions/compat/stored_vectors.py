@@ -33,21 +33,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from core.errors import CypherError
+from core.errors import CypherError, argument_error
 
-from ..bridges.rule import Refusal
 from ..cypher import ast as A
 from ..planner.late import LateStep, reading_prefix
 
 VECTOR = "'Vectorf32'"
 #: A float literal that becomes +infinity as a float32 element.
 _INFINITE = "1e39"
-REFUSAL = Refusal(
+REFUSAL = (
     "size() of a vector stored with db.create.setNodeVectorProperty reads its length by comparing it with "
     "the lengths the proxy found among the query's vectors before it ran (at most two: the shortest and the "
     "longest); this row's vector has another length. Keep one length per property, or store the length in a "
     "property of its own. (A limit of the embedded FalkorDB; Neo4j accepts this query.)")
 _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+#: The most entries the lookup of elements and slices is written with (its text grows with them).
+MAX_LOOKUP = 100_000
 
 
 def plan(planner, clause_index: int, clause: A.Clause) -> None:
@@ -127,7 +128,8 @@ def _plan_size(planner, clause_index: int, clause: A.Clause, call: A.FunctionCal
     lines.append(f"WITH {value} AS __v WHERE typeOf(__v) = {VECTOR} RETURN [min(__v), max(__v)]")
     name, original = f"__vec{next(planner.counter)}", planner.render(call)
     if REFUSAL not in planner.refusals:
-        planner.refusals.append(REFUSAL)
+        from ..bridges.rule import Refusal          # bridges/ imports this module for its RULES
+        planner.refusals.append(Refusal(REFUSAL))
 
     def render(found: list[Any]) -> str:
         ends = [v for pair in found if pair for v in pair if v is not None]
@@ -196,7 +198,15 @@ def _plan_element(planner, clause_index: int, clause: A.Clause, node: A.Index | 
         if not found:
             return original
         base = min(identity for identity, _ in found)
-        table = [None] * (max(identity for identity, _ in found) - base + 1)
+        size = max(identity for identity, _ in found) - base + 1
+        if size + sum(len(vector) for _, vector in found) > MAX_LOOKUP:
+            raise argument_error(
+                f"{original}: the embedded database reads nothing of a vector stored with "
+                "db.create.setNodeVectorProperty, so the proxy reads the vectors and writes their elements "
+                f"into the query; this one reads {len(found)} vectors, too many for that. Return the whole "
+                "vector and take its elements in the application. (A limit of the embedded FalkorDB; Neo4j "
+                "accepts this query.)")
+        table = [None] * size
         for identity, vector in found:
             table[identity - base] = access(vector)
         lookup = f"{_literal(table)}[id({owner}) - {base}]"
