@@ -22,7 +22,8 @@ Against `top(d)`, d elements of +infinity (1e39 overflows float32), every differ
 - `v.key[i]` and `v.key[a..b]` with literal bounds, and `collect(v.key)[i][a..b]` (which is
   `collect(v.key[a..b])[i]`): a probe reads each entity's vector, the proxy takes the element
   or the slice, and the query reads it from a list literal indexed by `id(v)`. Text grows with
-  the entities read: meant for the samples schema tools take, not for bulk reads.
+  the entities read, and the probe reads every vector the query could see (0.7 s for 1000 of
+  1536 floats): meant for the samples schema tools take, not for bulk reads.
 
 Probes see the graph as the statement starts: a vector written earlier in the same statement is
 not sliced (FalkorDB's error stays), and its length, if new, is refused while the query runs.
@@ -47,7 +48,8 @@ REFUSAL = (
     "longest); this row's vector has another length. Keep one length per property, or store the length in a "
     "property of its own. (A limit of the embedded FalkorDB; Neo4j accepts this query.)")
 _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
-#: The most entries the lookup of elements and slices is written with (its text grows with them).
+#: The most entries and elements the lookup of elements and slices is written with (its text grows
+#: with them; the probe reads every vector the query could see, about 0.7 ms per 1536 floats).
 MAX_LOOKUP = 100_000
 
 
@@ -189,7 +191,7 @@ def _plan_element(planner, clause_index: int, clause: A.Clause, node: A.Index | 
     if lines is None:
         return
     owner, value = planner.render(prop.expr), planner.render(prop)
-    lines.append(f"WITH {owner} WHERE typeOf({value}) = {VECTOR} RETURN DISTINCT [id({owner}), {value}]")
+    lines.append(f"WITH {owner} WHERE typeOf({value}) = {VECTOR} RETURN [id({owner}), {value}]")
     access, name = _access(node), f"__vec{next(planner.counter)}"
     suffix = planner.text[prop.span[1]:node.span[1]] if form == "direct" else _slice_text(planner, node)
     original = planner.render(node)
@@ -198,17 +200,16 @@ def _plan_element(planner, clause_index: int, clause: A.Clause, node: A.Index | 
         if not found:
             return original
         base = min(identity for identity, _ in found)
-        size = max(identity for identity, _ in found) - base + 1
-        if size + sum(len(vector) for _, vector in found) > MAX_LOOKUP:
-            raise argument_error(
-                f"{original}: the embedded database reads nothing of a vector stored with "
-                "db.create.setNodeVectorProperty, so the proxy reads the vectors and writes their elements "
-                f"into the query; this one reads {len(found)} vectors, too many for that. Return the whole "
-                "vector and take its elements in the application. (A limit of the embedded FalkorDB; Neo4j "
-                "accepts this query.)")
-        table = [None] * size
+        table: list[Any] = [None] * (max(identity for identity, _ in found) - base + 1)
         for identity, vector in found:
             table[identity - base] = access(vector)
+        if len(table) + sum(len(v) for v in table if isinstance(v, list)) > MAX_LOOKUP:
+            raise argument_error(
+                f"{original}: the embedded database reads nothing of a vector stored with "
+                "db.create.setNodeVectorProperty, so the proxy writes the elements asked for into the query; "
+                f"here {len(found)} vectors' elements, too many for that. Return the whole vectors and take "
+                "their elements in the application. (A limit of the embedded FalkorDB; Neo4j accepts this "
+                "query.)")
         lookup = f"{_literal(table)}[id({owner}) - {base}]"
         element = _either(value, name, lambda v: lookup, lambda v: f"{v}{suffix}")
         if form == "direct":
