@@ -206,8 +206,9 @@ def _call(call: A.FunctionCall, ctx: Context, forms: dict[int, str] | None) -> l
     args = call.args
     if call.lower_name == "apoc.coll.flatten" and len(args) == 2:
         if not (isinstance(args[1], A.Literal) and args[1].value is False):
-            raise argument_error("apoc.coll.flatten(coll, true) (flattening to any depth) is not available on "
-                                 "the embedded database; flatten one level at a time with apoc.coll.flatten(coll).")
+            raise argument_error("apoc.coll.flatten(coll, true) (flattening to any depth) is not available where "
+                                 "the proxy serves APOC (the embedded database, a Neo4j without APOC); flatten one "
+                                 "level at a time with apoc.coll.flatten(coll).")
         return _fill(forms[1], call, args[:1], ctx)      # the last edit drops `, false`
     form = forms.get(len(args))
     if form is None:
