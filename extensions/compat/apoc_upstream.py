@@ -5,8 +5,8 @@ Neo4j servers (Aura Free's early tiers, fresh Docker images, locked-down install
 and stock tools then fail at start-up (`apoc.meta.data`, llama-index's `apoc.map.clean`). So
 the proxy asks each upstream database once, at the first query that names APOC, whether APOC is
 installed (`APOC_INSTALLED`: its procedures are listed by SHOW PROCEDURES; the answer is kept
-per database) and, when it is not,
-plans the client's queries with `served`, a planner whose registry has the census's procedures
+per database, so APOC installed later is seen after a restart) and, when it is not, plans the
+queries naming APOC with `served`, a planner whose registry has the census's procedures
 for the Neo4j backend and which rewrites the APOC functions into Neo4j's Cypher
 (`apoc_functions.NEO4J_FORMS`, `apoc_maps`' Neo4j texts); the schema shims read with Neo4j's
 Cypher (`graph_schema.NEO4J_READS`, `schema_catalog`'s SHOW INDEXES / SHOW CONSTRAINTS).
@@ -36,15 +36,16 @@ from ..cypher import ast as A
 from ..registry import ProcedureRewrite, Registry, VirtualProcedure
 from .apoc_functions import NEO4J_RULES
 from .dbms import NEO4J
+
 log = logging.getLogger("cypher_proxy")
 
 #: Whether the database has APOC: one row, a count of its procedures.
 APOC_INSTALLED = "SHOW PROCEDURES YIELD name WHERE name STARTS WITH 'apoc.' RETURN count(name) AS n"
-#: The trigger of the Neo4j function rewrite: an APOC function call.
+#: The trigger of the Neo4j function rewrite (`dialect.triggers`' shape): an APOC function call.
 TRIGGER = ("apoc.", re.compile(r"apoc\.[\w.]+\s*\("))
 _CALL = re.compile(r"\bcall\s+`?(apoc\.[\w.]+)", re.I)
 _FUNCTION = re.compile(r"(apoc\.[\w.]+)\s*\(", re.I)
-#: The census's procedures the proxy serves behind a Neo4j without APOC (read-only ones).
+#: The census's read procedures the proxy serves behind a Neo4j without APOC.
 SERVED_PROCEDURES = frozenset({
     "apoc.meta.data", "apoc.meta.schema", "apoc.meta.graph", "apoc.meta.graphsample", "apoc.meta.subgraph",
     "apoc.meta.stats", "apoc.schema.nodes", "apoc.schema.properties.distinct", "apoc.util.sleep"})
