@@ -16,9 +16,11 @@ Against `top(d)`, d elements of +infinity (1e39 overflows float32), every differ
 
 - `size(x)`, x a property (or `coalesce()` of one): a probe (the query's reading clauses, then
   the vectors x takes) reads the shortest and the longest vector (`min()` and `max()` order
-  vectors by length first). For a vector the call becomes `CASE WHEN x <= top(lo) AND x >
-  top(lo - 1) THEN lo WHEN ... hi END`; a vector of any other length (three lengths or more
-  among the rows) fails the query while it runs, saying so. Anything else keeps `size()`.
+  vectors by length first), then, in rounds, the shortest and longest between two lengths found
+  (`top(a) < v <= top(b - 1)`) until no gap is left. For a vector the call becomes `CASE WHEN
+  x <= top(d1) AND x > top(d1 - 1) THEN d1 WHEN ... END`; a vector of a length no probe saw
+  (more than MAX_LENGTHS lengths) fails the query while it runs, saying so. Anything else keeps
+  `size()`.
 - `v.key[i]` and `v.key[a..b]` with literal bounds, and `collect(v.key)[i][a..b]` (which is
   `collect(v.key[a..b])[i]`): a probe reads each entity's vector, the proxy takes the element
   or the slice, and the query reads it from a list literal indexed by `id(v)`. Text grows with
@@ -40,13 +42,15 @@ from ..cypher import ast as A
 from ..planner.late import LateStep, reading_prefix
 
 VECTOR = "'Vectorf32'"
+#: The most vector lengths one size() is written for (each adds two vectors to the query's text).
+MAX_LENGTHS = 16
 #: A float literal that becomes +infinity as a float32 element.
 _INFINITE = "1e39"
 REFUSAL = (
     "size() of a vector stored with db.create.setNodeVectorProperty reads its length by comparing it with "
-    "the lengths the proxy found among the query's vectors before it ran (at most two: the shortest and the "
-    "longest); this row's vector has another length. Keep one length per property, or store the length in a "
-    "property of its own. (A limit of the embedded FalkorDB; Neo4j accepts this query.)")
+    f"the lengths the proxy found among the query's vectors before it ran (at most {MAX_LENGTHS}); this row's "
+    "vector has another length. Keep fewer lengths per property, or store the length in a property of its "
+    "own. (A limit of the embedded FalkorDB; Neo4j accepts this query.)")
 _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 #: The most entries and elements the lookup of elements and slices is written with (its text grows
 #: with them; the probe reads every vector the query could see, about 0.7 ms per 1536 floats).
@@ -87,8 +91,12 @@ def _probe_lines(planner, clause_index: int, clause: A.Clause, expr: A.Expr) -> 
         return None
 
 
+def _marker(planner) -> str:
+    return f"\x00late{next(planner.counter)}\x00"
+
+
 def _late(planner, probe: list[str], render: Callable[[list[Any]], str]) -> str:
-    marker = f"\x00late{next(planner.counter)}\x00"
+    marker = _marker(planner)
     planner.steps.append(LateStep("\n".join(probe), marker, render))
     return marker
 
@@ -127,20 +135,43 @@ def _plan_size(planner, clause_index: int, clause: A.Clause, call: A.FunctionCal
     if lines is None:
         return
     value = planner.render(arg)
-    lines.append(f"WITH {value} AS __v WHERE typeOf(__v) = {VECTOR} RETURN [min(__v), max(__v)]")
+    vectors = "\n".join(lines + [f"WITH {value} AS __v WHERE typeOf(__v) = {VECTOR}"])
     name, original = f"__vec{next(planner.counter)}", planner.render(call)
     if REFUSAL not in planner.refusals:
         from ..bridges.rule import Refusal          # bridges/ imports this module for its RULES
         planner.refusals.append(Refusal(REFUSAL))
 
     def render(found: list[Any]) -> str:
-        ends = [v for pair in found if pair for v in pair if v is not None]
-        if not ends:
+        lengths = _lengths(found)
+        if not lengths:
             return original
-        lengths = sorted({len(v) for v in ends})
         return _either(value, name, lambda v: vector_size(v, lengths, f"{v}d"), lambda v: f"size({v})")
 
-    planner.add_edit((*call.span, _late(planner, lines, render)))
+    planner.steps.append(LateStep(f"{vectors} RETURN [min(__v), max(__v)]", marker := _marker(planner), render,
+                                  lambda found: _next_gap(vectors, found)))
+    planner.add_edit((*call.span, marker))
+
+
+def _lengths(found: list[Any]) -> list[int]:
+    """The lengths of the vectors the rounds found ([shortest, longest, gap...] rows)."""
+    return sorted({len(v) for row in found for v in row[:2] if v is not None})
+
+
+def _next_gap(vectors: str, found: list[Any]) -> str | None:
+    """The probe of the shortest and longest vectors between two lengths found so far (their
+    lengths a gap no round has looked into), or None when every gap is known."""
+    lengths = _lengths(found)
+    known = set()
+    for row in found[1:]:
+        shortest, longest, below, above = row
+        ends = [len(shortest), len(longest)] if shortest is not None else [above, below]
+        known |= {(below, ends[0]), (ends[1], above)}
+    gaps = [(a, b) for a, b in zip(lengths, lengths[1:]) if b - a > 1 and (a, b) not in known]
+    if not gaps or len(lengths) > MAX_LENGTHS:
+        return None
+    below, above = gaps[0]
+    return (f"{vectors} AND __v > {top(below)} AND __v <= {top(above - 1)} "
+            f"RETURN [min(__v), max(__v), {below}, {above}]")
 
 
 # ------------------------------------------------------------------ elements and slices

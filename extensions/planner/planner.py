@@ -150,11 +150,8 @@ class ExtensionPlanner:
         rendered: dict[str, str] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
-                probe = step.probe
-                for marker, late_text in rendered.items():      # an earlier late edit the probe reads
-                    probe = probe.replace(marker, late_text)
-                rows = await self._probe_rows(probe, {**params, **values}, runner)
-                rendered[step.marker] = step.render([row[0] for row in rows])
+                found = await self._late_values(step, rendered, {**params, **values}, runner)
+                rendered[step.marker] = step.render(found)
                 text = text.replace(step.marker, rendered[step.marker])
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
@@ -168,6 +165,19 @@ class ExtensionPlanner:
         if plan.zoned and (columns := bridges.zoned.utc_columns(plan.zoned, params)):
             return bridges.zoned.ZonedColumns(result, columns)
         return result
+
+    async def _late_values(self, step: LateStep, rendered: dict[str, str], params: dict[str, Any],
+                           runner) -> list[Any]:
+        """The values a late step's probes find (its rounds, with `follow`); a probe reading an
+        earlier late edit gets that edit's text."""
+        found: list[Any] = []
+        probe: str | None = step.probe
+        while probe is not None:
+            for marker, late_text in rendered.items():
+                probe = probe.replace(marker, late_text)
+            found += [row[0] for row in await self._probe_rows(probe, params, runner)]
+            probe = step.follow(found) if step.follow is not None else None
+        return found
 
     async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
         """The statement itself, with exact comparisons of indexed strings (trimmed_index.py); a

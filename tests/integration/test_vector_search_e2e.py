@@ -132,13 +132,17 @@ def test_size_and_slices_of_stored_vectors_are_the_lists(docs):
         docs.execute_query("MATCH (d:SearchDoc) WHERE d.i >= 100 DETACH DELETE d")
 
 
-def test_size_of_a_third_vector_length_is_refused(docs):
-    docs.execute_query("UNWIND [3, 5] AS n CREATE (d:SearchDoc {i: 200 + n}) WITH d, n "
+def test_size_reads_every_vector_length_and_refuses_past_its_limit(docs):
+    """Lengths 3 and 5 beside the 8 of the index: found in rounds (the shortest and longest, then
+    between them); more lengths than the proxy writes the query for are refused while it runs."""
+    docs.execute_query("UNWIND [3, 5, 11] AS n CREATE (d:SearchDoc {i: 200 + n}) WITH d, n "
                        "CALL db.create.setNodeVectorProperty(d, 'embedding', [x IN range(1, n) | 0.5])")
     try:
-        with pytest.raises(neo4j.exceptions.ClientError, match="another length"):
+        lengths = docs.execute_query("MATCH (d:SearchDoc) RETURN size(d.embedding) AS n, count(*) AS c ORDER BY n")
+        assert [(r["n"], r["c"]) for r in lengths.records] == [(3, 1), (5, 1), (8, len(VECTORS)), (11, 1)]
+        docs.execute_query("UNWIND range(20, 40) AS n CREATE (d:SearchDoc {i: 200 + n}) WITH d, n "
+                           "CALL db.create.setNodeVectorProperty(d, 'embedding', [x IN range(1, n) | 0.5])")
+        with pytest.raises(neo4j.exceptions.ClientError, match="has another length"):
             docs.execute_query("MATCH (d:SearchDoc) RETURN size(d.embedding) AS n")
-        lengths = docs.execute_query("MATCH (d:SearchDoc) WHERE d.i >= 200 RETURN size(d.embedding) AS n ORDER BY n")
-        assert [r["n"] for r in lengths.records] == [3, 5]
     finally:
         docs.execute_query("MATCH (d:SearchDoc) WHERE d.i >= 200 DETACH DELETE d")
