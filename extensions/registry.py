@@ -348,6 +348,12 @@ class Registry:
                      ProcedureRewrite: self._rewrites, Extension: self._by_name}[type(ext)]
             index[ext.name.lower()] = ext
 
+    def derived(self, change: Callable[[Entry], Entry | None]) -> "Registry":
+        """A registry of every entry passed through `change` (None leaves it out)."""
+        entries = [*self._by_name.values(), *self._procedures.values(), *self._virtual.values(),
+                   *self._rewrites.values(), *self._commands.values(), *self._describers]
+        return Registry(changed for entry in entries if (changed := change(entry)) is not None)
+
     def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
         """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
         found = self._rewrites.get(name.lower())

@@ -46,15 +46,25 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     """
     from extensions.planner.catalog import build_registry
     from extensions.compat import name_store
+    from extensions.compat.apoc_upstream import ApocDetectingPlanner, WithoutApoc, served_registry, without_apoc
     from extensions.planner.planner import ExtensionPlanner
     from extensions.planner.probe_cache import ProbeCache
     from extensions.temporal.kinds import KindStore
     cache = None
     if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)
-    return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
-                            backend_kind=backend.kind, probe_cache=cache, constraints=name_store(config.data_dir),
-                            datetime_kinds=KindStore(config.data_dir / "datetime-kinds.json"))
+    registry = build_registry(config.data_dir, text_model=config.text_model)
+
+    def planner(registry, **extra) -> ExtensionPlanner:
+        return ExtensionPlanner(registry, backend_kind=backend.kind, probe_cache=cache,
+                                constraints=name_store(config.data_dir),
+                                datetime_kinds=KindStore(config.data_dir / "datetime-kinds.json"), **extra)
+
+    if config.without_apoc:
+        return WithoutApoc(planner(without_apoc(registry)))
+    if backend.kind == "neo4j":                 # APOC served where the upstream database has none
+        return ApocDetectingPlanner(planner(registry), planner(served_registry(registry), serve_apoc=True))
+    return planner(registry)
 
 
 def mcp_settings(config: Config) -> McpSettings:

@@ -84,6 +84,7 @@ def add_server_arguments(parser: argparse.ArgumentParser, *, listen: bool = True
                         default=float(_env("PROBE_CACHE_TTL", str(defaults.probe_cache_ttl))),
                         help="behind an upstream Neo4j, reuse extension probe results for this long "
                              "(default 0: off; the embedded database always reuses them until a write)")
+    parser.add_argument("--without-apoc", action="store_true", help=argparse.SUPPRESS)   # tests: a Neo4j stand-in
     parser.add_argument("--log-level", default=_env("LOG_LEVEL", defaults.log_level),
                         choices=["debug", "info", "warning", "error"])
     parser.add_argument("--tx-idle-timeout", type=float, metavar="SECONDS",
@@ -189,6 +190,7 @@ def config_from_args(args: argparse.Namespace) -> Config:
         user=args.user, password=_password(args),
         log_level=args.log_level, tx_idle_timeout=args.tx_idle_timeout, text_model=args.text_model,
         probe_cache_ttl=args.probe_cache_ttl, mcp_read_only=args.mcp_read_only,
+        without_apoc=getattr(args, "without_apoc", False),
         mcp_max_rows=args.mcp_max_rows, mcp_max_tokens=args.mcp_max_tokens,
         **{flag.removeprefix("--").replace("-", "_"): getattr(args, flag.removeprefix("--").replace("-", "_"))
            for flag, _, _ in _LIMIT_FLAGS},

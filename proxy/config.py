@@ -28,6 +28,8 @@ class Config:
     #: Probe results are reused while the graph is unchanged; behind an upstream Neo4j (whose other
     #: writers the proxy cannot see) only for this many seconds, and not at all when 0.
     probe_cache_ttl: float = 0.0
+    #: Tests only: present the embedded database as a Neo4j without APOC (extensions/compat/apoc_upstream.py).
+    without_apoc: bool = False
     # What one client may cost (README, "Limits"); Neo4j's defaults where Neo4j has the setting.
     max_message_size: int = 64 << 20            # bytes of one Bolt message
     max_parameter_size: int = 16 << 20          # bytes of one query's parameters

@@ -58,7 +58,7 @@ from typing import Any
 
 from core.errors import CypherError
 
-from ..compat import apoc_functions, vector
+from ..compat import apoc_functions, stored_vectors, vector
 from ..cypher import ast as A
 from . import (aggregates, comprehensions, durations, empty_lengths, epoch, fixed_lengths, formatting, lazy_case, limits, literals,
                nan_order, notifications, points, precedence, regex, spelling, subqueries, temporal, temporal_order,
@@ -69,7 +69,7 @@ RULES: tuple[Rule, ...] = (*spelling.RULES, *regex.RULES, *writes.RULES, *tempor
                            *limits.RULES, *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
                            *aggregates.RULES, *nan_order.RULES, *temporal_order.RULES, *literals.RULES,
                            *comprehensions.RULES, *empty_lengths.RULES, *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
-                           *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES))
+                           *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES + stored_vectors.RULES))
 _BY_NODE: dict[type, list[Rule]] = {}
 for _rule in RULES:
     _BY_NODE.setdefault(_rule.node, []).append(_rule)

@@ -17,6 +17,10 @@ the aggregated values (`split_aggregates`).
 Functions whose result is a map with keys from the data (`apoc.map.clean`,
 `apoc.meta.cypher.types`) cannot be one expression in FalkorDB's Cypher: `apoc_maps.py` serves
 them. Other APOC functions are not served; FalkorDB's "Unknown function" error names them.
+
+Behind a Neo4j without APOC (`apoc_upstream.py`) the same functions are served in Neo4j's Cypher:
+`NEO4J_FORMS` holds the templates that differ (Neo4j has no `list.dedup`, `string.join` or
+`typeOf`); `apoc.coll.sort` is not served there (Neo4j 5 has no list sort without APOC).
 """
 
 from __future__ import annotations
@@ -62,14 +66,21 @@ _TYPE_NAMES = {"Null": "NULL", "String": "STRING", "Integer": "INTEGER", "Float"
                "Duration": "DURATION", "Vectorf32": "LIST OF FLOAT"}
 
 
+def _names_case(subject: str, names: dict[str, str], otherwise: str = "") -> str:
+    """`CASE subject WHEN 'a' THEN 'A' ... END`: one type name to another."""
+    whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in names.items())
+    return f"CASE {subject} {whens}{otherwise} END"
+
+
 def _type_name(value: str) -> str:
-    whens = " ".join(f"WHEN '{t}' THEN '{n}'" for t, n in _TYPE_NAMES.items())
-    return f"CASE typeOf({value}) {whens} END"
+    return _names_case(f"typeOf({value})", _TYPE_NAMES)
 
 
-def cypher_type(value: str, fresh: str) -> str:
-    """`apoc.meta.cypher.type(value)` as text (`fresh`: a variable name prefix)."""
-    return _cypher_type().replace("@v", fresh + "_").replace("@0", value)
+def cypher_type(value: str, fresh: str, *, neo4j: bool = False) -> str:
+    """`apoc.meta.cypher.type(value)` as text (`fresh`: a variable name prefix), in FalkorDB's
+    Cypher or (`neo4j`) Neo4j's."""
+    template = _neo4j_cypher_type() if neo4j else _cypher_type()
+    return template.replace("@v", fresh + "_").replace("@0", value)
 
 
 def _cypher_type() -> str:
@@ -129,20 +140,79 @@ FUNCTIONS = {f.name.lower(): f for f in (
 )}
 
 
+#: Neo4j `valueType()` (without NOT NULL) -> APOC's `apoc.meta.cypher.type` names.
+_NEO4J_TYPE_NAMES = {"NULL": "NULL", "STRING": "STRING", "INTEGER": "INTEGER", "FLOAT": "FLOAT",
+                     "BOOLEAN": "BOOLEAN", "MAP": "MAP", "NODE": "NODE", "RELATIONSHIP": "RELATIONSHIP",
+                     "PATH": "PATH", "POINT": "POINT", "DATE": "DATE", "ZONED DATETIME": "DATE_TIME",
+                     "LOCAL DATETIME": "LOCAL_DATE_TIME", "LOCAL TIME": "LOCAL_TIME", "ZONED TIME": "TIME",
+                     "DURATION": "DURATION"}
+
+
+def _neo4j_type_name(name: str) -> str:
+    """APOC's name for a `valueType()` name without NOT NULL (ANY for a union or NOTHING)."""
+    return _names_case(name, _NEO4J_TYPE_NAMES, " ELSE 'ANY'")
+
+
+def _neo4j_cypher_type() -> str:
+    """From `valueType()`, read once: `LIST<T>` is `LIST OF T` (a union of types: `LIST OF ANY`)."""
+    element = f"[@ve IN [substring(@vt, 5, size(@vt) - 6)] | {_neo4j_type_name('@ve')}][0]"
+    return (f"[@vt IN [replace(valueType(@0), ' NOT NULL', '')] | CASE WHEN @vt STARTS WITH 'LIST<' "
+            f"THEN 'LIST OF ' + {element} ELSE {_neo4j_type_name('@vt')} END][0]")
+
+
+def _neo4j_dedup(items: str) -> str:
+    """`items` without repeats, in order (APOC's sets keep the first occurrence)."""
+    return (f"reduce(@va = [], @vx IN {items} | CASE WHEN any(@vy IN @va WHERE @vy = @vx OR @vy IS NULL "
+            f"AND @vx IS NULL) THEN @va ELSE @va + [@vx] END)")
+
+
+#: In Neo4j `list + list` concatenates and `list + value` appends: one level flattened (null appended
+#: as an element, as APOC does).
+_NEO4J_FLATTEN = "reduce(@va = [], @vx IN coalesce(@0, []) | @va + CASE WHEN @vx IS NULL THEN [null] ELSE @vx END)"
+#: The templates that differ in Neo4j's Cypher (the others are the same text on both).
+NEO4J_FORMS = {
+    "apoc.coll.toset": {1: _neo4j_dedup("@0")},
+    "apoc.coll.flatten": {1: _NEO4J_FLATTEN, 2: _NEO4J_FLATTEN},
+    "apoc.coll.union": {2: _neo4j_dedup("@0 + @1")},
+    "apoc.coll.intersection": {2: _neo4j_dedup("[@vz IN @0 WHERE @vz IN @1]")},
+    "apoc.coll.subtract": {2: _neo4j_dedup("[@vz IN @0 WHERE NOT @vz IN @1]")},
+    "apoc.coll.sort": {},
+    "apoc.text.join": {2: "[@vl IN [@0] | reduce(@vs = '', @vi IN range(0, size(@vl) - 1) | "
+                          "@vs + CASE WHEN @vi = 0 THEN '' ELSE @1 END + @vl[@vi])][0]"},
+    "apoc.meta.cypher.type": {1: _neo4j_cypher_type()},
+}
+
+
 def apoc_call(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     """The edits that turn one APOC call into its FalkorDB expression."""
+    return _call(call, ctx, FUNCTIONS.get(call.lower_name) and FUNCTIONS[call.lower_name].forms)
+
+
+def neo4j_call(call: A.FunctionCall, ctx: Context) -> list[Edit]:
+    """The edits that turn one APOC call into Neo4j's Cypher (behind a Neo4j without APOC)."""
+    if call.lower_name == "apoc.any.property" and len(call.args) == 2:
+        return _fill("(@0)[@1]", call, call.args, ctx)
+    function = FUNCTIONS.get(call.lower_name)
+    return _call(call, ctx, function and NEO4J_FORMS.get(call.lower_name, function.forms))
+
+
+def _call(call: A.FunctionCall, ctx: Context, forms: dict[int, str] | None) -> list[Edit]:
     function = FUNCTIONS.get(call.lower_name)
     if function is None:
         return []
+    if not forms:
+        raise argument_error(f"{function.name}() is not served behind a Neo4j without APOC; install APOC "
+                             "on the Neo4j server, or compute it in the application.")
     args = call.args
     if call.lower_name == "apoc.coll.flatten" and len(args) == 2:
         if not (isinstance(args[1], A.Literal) and args[1].value is False):
-            raise argument_error("apoc.coll.flatten(coll, true) (flattening to any depth) is not available on "
-                                 "the embedded database; flatten one level at a time with apoc.coll.flatten(coll).")
-        return _fill(_FLATTEN, call, args[:1], ctx)      # the last edit drops `, false`
-    form = function.forms.get(len(args))
+            raise argument_error("apoc.coll.flatten(coll, true) (flattening to any depth) is not available where "
+                                 "the proxy serves APOC (the embedded database, a Neo4j without APOC); flatten one "
+                                 "level at a time with apoc.coll.flatten(coll).")
+        return _fill(forms[1], call, args[:1], ctx)      # the last edit drops `, false`
+    form = forms.get(len(args))
     if form is None:
-        raise argument_error(f"{function.name}() takes {' or '.join(map(str, function.forms))} arguments, "
+        raise argument_error(f"{function.name}() takes {' or '.join(map(str, forms))} arguments, "
                              f"got {len(args)}. Usage: {function.signature}")
     return _fill(form, call, args, ctx)
 
@@ -235,6 +305,10 @@ def split_aggregates(clause: A._Projection, ctx: Context) -> list[Edit]:
 def listed() -> list[ApocFunction]:
     """The served functions, for SHOW FUNCTIONS and the README."""
     return sorted(FUNCTIONS.values(), key=lambda f: f.name.lower())
+
+
+#: The Neo4j rule (`apoc_upstream.function_edits`): every APOC function call, `apoc.any.property` too.
+NEO4J_RULES = ((A.FunctionCall, neo4j_call),)
 
 
 #: (node class, apply, trigger words, trigger regex): bridges.Rule's fields.

@@ -25,8 +25,16 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote
 from ..planner.late import LateStep, reading_prefix, string
 from .apoc_functions import cypher_type
+from .dbms import neo4j_cypher
 
 _ENTITY = "keys(CASE WHEN typeOf({x}) IN ['Map', 'Node', 'Edge'] THEN {x} ELSE {{}} END)"
+#: Neo4j: the keys of a map, node or relationship (anything else: Neo4j's type error).
+_NEO4J_ENTITY = "keys({x})"
+
+
+def _neo4j_dedup(items: str, var: str) -> str:
+    """Neo4j has no `list.dedup`: the distinct keys of `items`, in order."""
+    return f"reduce({var}a = [], {var}k IN {items} | CASE WHEN {var}k IN {var}a THEN {var}a ELSE {var}a + [{var}k] END)"
 
 
 @dataclass(frozen=True)
@@ -40,11 +48,20 @@ class MapFunction:
     arity: int
     keys: Callable[[list[str], str], str]
     value: Callable[[list[str], str, str], str]
+    #: The same in Neo4j's Cypher, where it differs.
+    neo4j_keys: Callable[[list[str], str], str] | None = None
+    neo4j_value: Callable[[list[str], str, str], str] | None = None
+
+    def dialect(self, neo4j: bool) -> tuple[Callable, Callable]:
+        """(keys, value) in the backend's Cypher."""
+        if not neo4j:
+            return self.keys, self.value
+        return self.neo4j_keys or self.keys, self.neo4j_value or self.value
 
 
-def _clean_keys(args: list[str], var: str) -> str:
+def _clean_keys(args: list[str], var: str, entity: str = _ENTITY) -> str:
     x, keys, values = args
-    return (f"[{var} IN {_ENTITY.format(x=x)} WHERE {x}[{var}] IS NOT NULL AND NOT {var} IN {keys} "
+    return (f"[{var} IN {entity.format(x=x)} WHERE {x}[{var}] IS NOT NULL AND NOT {var} IN {keys} "
             f"AND NOT {x}[{var}] IN {values}]")
 
 
@@ -52,12 +69,14 @@ FUNCTIONS = {f.name.lower(): f for f in (
     MapFunction("apoc.map.clean",
                 "apoc.map.clean(map :: MAP, keys :: LIST<STRING>, values :: LIST<ANY>) :: MAP",
                 "Filters the keys and values contained in the given `LIST<ANY>` values (and null values).", 3,
-                _clean_keys, lambda args, key, var: f"{args[0]}.{quote(key)}"),
+                _clean_keys, lambda args, key, var: f"{args[0]}.{quote(key)}",
+                lambda args, var: _clean_keys(args, var, _NEO4J_ENTITY)),
     MapFunction("apoc.map.merge", "apoc.map.merge(map1 :: MAP, map2 :: MAP) :: MAP",
                 "Merges the two given `MAP` values into one `MAP` (the second one's values win).", 2,
                 lambda args, var: f"list.dedup(keys({args[0]}) + keys({args[1]}))",
                 lambda args, key, var: f"CASE WHEN {string(key)} IN keys({args[1]}) THEN {args[1]}.{quote(key)} "
-                                       f"ELSE {args[0]}.{quote(key)} END"),
+                                       f"ELSE {args[0]}.{quote(key)} END",
+                lambda args, var: _neo4j_dedup(f"keys({args[0]}) + keys({args[1]})", var)),
     MapFunction("apoc.map.removeKeys", "apoc.map.removeKeys(map :: MAP, keys :: LIST<STRING>) :: MAP",
                 "Removes the given keys from the `MAP`.", 2,
                 lambda args, var: f"[{var} IN keys({args[0]}) WHERE NOT {var} IN {args[1]}]",
@@ -65,11 +84,14 @@ FUNCTIONS = {f.name.lower(): f for f in (
     MapFunction("apoc.map.fromPairs", "apoc.map.fromPairs(pairs :: LIST<LIST<ANY>>) :: MAP",
                 "Creates a `MAP` from the given `LIST<LIST<ANY>>` of key-value pairs (a later pair wins).", 1,
                 lambda args, var: f"list.dedup([{var} IN {args[0]} | {var}[0]])",
-                lambda args, key, var: f"last([{var} IN {args[0]} WHERE {var}[0] = {string(key)} | {var}[1]])"),
+                lambda args, key, var: f"last([{var} IN {args[0]} WHERE {var}[0] = {string(key)} | {var}[1]])",
+                lambda args, var: _neo4j_dedup(f"[{var} IN {args[0]} | {var}[0]]", var)),
     MapFunction("apoc.meta.cypher.types", "apoc.meta.cypher.types(props :: ANY) :: MAP",
                 "Returns a `MAP` containing the type names of the given values.", 1,
                 lambda args, var: _ENTITY.format(x=args[0]),
-                lambda args, key, var: cypher_type(f"{args[0]}.{quote(key)}", var)),
+                lambda args, key, var: cypher_type(f"{args[0]}.{quote(key)}", var),
+                lambda args, var: _NEO4J_ENTITY.format(x=args[0]),
+                lambda args, key, var: cypher_type(f"{args[0]}.{quote(key)}", var, neo4j=True)),
 )}
 
 
@@ -126,11 +148,12 @@ def plan(planner, clause_index: int, clause: A.Clause) -> None:
                                  f"{len(call.args)}. Usage: {function.signature}")
         args = [planner.render(arg) for arg in call.args]
         var = f"__apocKey{next(planner.counter)}"
-        keys = function.keys(args, var)
+        key_list, value = function.dialect(neo4j_cypher(planner.kind))
+        keys = key_list(args, var)
         lines = _probe_prefix(planner, clause_index, call)
         lines.append(f"RETURN DISTINCT {keys} AS __value")
         marker = f"\x00late{next(planner.counter)}\x00"
-        planner.steps.append(LateStep("\n".join(lines), marker, _renderer(function, args, keys, var)))
+        planner.steps.append(LateStep("\n".join(lines), marker, _renderer(function, value, args, keys, var)))
         planner.add_edit((*call.span, marker))
 
 
@@ -178,7 +201,8 @@ def _literal(value: Any, function: ValueFunction) -> str:
     return to_expression(value)
 
 
-def _renderer(function: MapFunction, args: list[str], keys: str, var: str) -> Callable[[list[Any]], str]:
+def _renderer(function: MapFunction, value: Callable[[list[str], str, str], str], args: list[str], keys: str,
+              var: str) -> Callable[[list[Any]], str]:
     def render(values: list[Any]) -> str:
         lists = sorted({tuple(v) for v in values if isinstance(v, list)})
         if not lists:
@@ -189,7 +213,7 @@ def _renderer(function: MapFunction, args: list[str], keys: str, var: str) -> Ca
             if bad:
                 raise argument_error(f"{function.name}() would build a map with the key {bad[0]!r}; the "
                                      "embedded FalkorDB builds maps only with plain identifier keys.")
-            entries = ", ".join(f"{k}: {function.value(args, k, var)}" for k in key_list)
+            entries = ", ".join(f"{k}: {value(args, k, var)}" for k in key_list)
             branches.append(f"WHEN [{', '.join(map(string, key_list))}] THEN {{{entries}}}")
         return f"(CASE {keys} {' '.join(branches)} END)"
     return render

@@ -19,7 +19,7 @@ from core.errors import argument_error
 
 from .db_schema import meta_graph
 from .dbms import FALKORDB
-from .graph_schema import META_STATS, GraphSchema, apoc_type, graph_schema
+from .graph_schema import GraphSchema, apoc_type, graph_schema, reads
 from .schema_catalog import NameStore, read_catalog
 
 DATA_COLUMNS = ("label", "property", "count", "unique", "index", "existence", "type", "array", "sample",
@@ -130,9 +130,7 @@ def apoc_meta_procedures(names: NameStore) -> list[VirtualProcedure]:
         return []
 
     async def stats(ctx: CallContext, args: list) -> list[list[Any]]:
-        [[labels, types]] = await ctx.graph.read(META_STATS, {})
-        labels = {k: v for k, v in labels.items() if v}
-        types = {k: v for k, v in types.items() if v}
+        labels, types = await reads(ctx.graph).counts(ctx.graph)
         keys = await ctx.graph.read("CALL db.propertyKeys() YIELD propertyKey RETURN count(propertyKey)", {})
         found = await graph_schema(ctx.graph, None)
         rel_types = {f"()-[:{t}]->()": n for t, n in types.items()}

@@ -15,6 +15,14 @@ from core.errors import CypherError
 NEO4J_VERSION = "5.26.0"
 NEO4J_EDITION = "community"
 FALKORDB = frozenset({"falkordb"})
+NEO4J = frozenset({"neo4j"})
+
+
+def neo4j_cypher(kind: str | None) -> bool:
+    """Whether the shims write their queries in Neo4j's Cypher for backend `kind` (behind a
+    Neo4j without APOC, `apoc_upstream.py`), rather than the embedded FalkorDB's: the one
+    backend-kind test of the schema reads, the catalog and the APOC map functions."""
+    return kind in NEO4J
 
 #: What `dbms.clientConfig()` reports (Neo4j Browser reads these at start-up).
 CLIENT_CONFIG = (

@@ -4,15 +4,20 @@ The schema shims (`apoc.meta.*`, `db.schema.*`, `db.labels()`) all describe the 
 different shapes; this module reads them from the embedded database with a few Cypher queries
 (named constants below, asyncpg-introspection style) and caches them by `GraphContext.state`.
 Only what exists is reported, as Neo4j does: a label whose nodes were all deleted is gone.
+Behind a Neo4j without APOC (`apoc_upstream.py`) the same facts are read in Neo4j's Cypher
+(`NEO4J_READS`: counts by scan, `valueType()` names mapped to FalkorDB's `typeOf` names).
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from extensions.cypher.render import name as quote
 from extensions.registry import GraphContext
+
+from .dbms import neo4j_cypher
 
 #: FalkorDB: node and relationship counts per label and type (labels without nodes have 0).
 META_STATS = "CALL db.meta.stats() YIELD labels, relTypes RETURN labels, relTypes"
@@ -21,8 +26,15 @@ META_STATS = "CALL db.meta.stats() YIELD labels, relTypes RETURN labels, relType
 _KEY_TYPES = ("UNWIND keys(n) AS k WITH k, n[k] AS v RETURN k, typeOf(v), "
               "CASE typeOf(v) WHEN 'List' THEN typeOf(head(CASE typeOf(v) WHEN 'List' THEN v ELSE [] END)) END, "
               "count(*)")
-NODE_PROPERTIES = "MATCH (n:{label}) WITH n LIMIT $sample " + _KEY_TYPES
-REL_PROPERTIES = "MATCH ()-[n:{label}]->() WITH n LIMIT $sample " + _KEY_TYPES
+#: Neo4j: the same facts; a list's element types are read from its `valueType()` (`LIST<T>`).
+_NEO4J_KEY_TYPES = "UNWIND keys(n) AS k WITH k, valueType(n[k]) AS t RETURN k, t AS type, t AS elements, count(*)"
+NEO4J_LABELS = "MATCH (n) UNWIND labels(n) AS label RETURN label, count(*)"
+NEO4J_TYPES = "MATCH ()-[r]->() RETURN type(r), count(*)"
+#: Neo4j `valueType()` (without NOT NULL, lists by their first word) -> FalkorDB's `typeOf()` names.
+_NEO4J_TYPE_NAMES = {"NULL": "Null", "STRING": "String", "INTEGER": "Integer", "FLOAT": "Float", "BOOLEAN": "Boolean",
+                     "LIST": "List", "MAP": "Map", "POINT": "Point", "DATE": "Date", "LOCAL DATETIME": "Datetime",
+                     "LOCAL TIME": "Time", "ZONED DATETIME": "ZonedDatetime", "ZONED TIME": "ZonedTime",
+                     "DURATION": "Duration", "NODE": "Node", "RELATIONSHIP": "Edge", "PATH": "Path"}
 #: Which labels each relationship type connects, exactly (one scan of the relationships, 60 ms
 #: for the demo's 41k; a sample per type misses rare label pairs).
 PATTERNS = "MATCH (a)-[r]->(b) RETURN labels(a), type(r), labels(b), count(*)"
@@ -78,15 +90,62 @@ async def graph_schema(graph: GraphContext, sample: int | None = 1000) -> GraphS
     return schema
 
 
-async def _read(graph: GraphContext, sample: int) -> GraphSchema:
+@dataclass(frozen=True)
+class SchemaReads:
+    """How one backend's Cypher reads the schema: `counts(graph)` -> (label counts, type counts);
+    `key_types` follows a MATCH of one label's sample (rows: key, type, element type, count);
+    `type_name` and `element_names` map its type names to FalkorDB's `typeOf` names, which the
+    shims' tables use."""
+
+    counts: Callable[[GraphContext], Awaitable[tuple[dict[str, int], dict[str, int]]]]
+    key_types: str
+    type_name: Callable[[str | None], str | None]
+    element_names: Callable[[str | None], list[str]]
+
+
+async def _falkordb_counts(graph: GraphContext) -> tuple[dict[str, int], dict[str, int]]:
     [[labels, types]] = await graph.read(META_STATS, {})
-    schema = GraphSchema({k: v for k, v in labels.items() if v},
-                         {k: v for k, v in types.items() if v})
+    return {k: v for k, v in labels.items() if v}, {k: v for k, v in types.items() if v}
+
+
+async def _neo4j_counts(graph: GraphContext) -> tuple[dict[str, int], dict[str, int]]:
+    return dict(await graph.read(NEO4J_LABELS, {})), dict(await graph.read(NEO4J_TYPES, {}))
+
+
+def _neo4j_type_name(name: str | None) -> str | None:
+    if name is None:
+        return None
+    bare = name.removesuffix(" NOT NULL")
+    return _NEO4J_TYPE_NAMES.get(bare.split("<")[0], bare)
+
+
+def _neo4j_element_names(name: str | None) -> list[str]:
+    """`LIST<INTEGER NOT NULL | STRING NOT NULL> NOT NULL` -> ['Integer', 'String']."""
+    if not name or not name.startswith("LIST<"):
+        return []
+    inner = name[len("LIST<"):name.rindex(">")]
+    return [_neo4j_type_name(part.strip()) for part in inner.split("|") if part.strip() != "NOTHING"]
+
+
+FALKORDB_READS = SchemaReads(_falkordb_counts, _KEY_TYPES, lambda name: name,
+                             lambda name: [name] if name is not None else [])
+NEO4J_READS = SchemaReads(_neo4j_counts, _NEO4J_KEY_TYPES, _neo4j_type_name, _neo4j_element_names)
+
+
+def reads(graph: GraphContext) -> SchemaReads:
+    """The schema reads in the Cypher of the backend `graph` is on."""
+    return NEO4J_READS if neo4j_cypher(graph.kind) else FALKORDB_READS
+
+
+async def _read(graph: GraphContext, sample: int) -> GraphSchema:
+    dialect = reads(graph)
+    schema = GraphSchema(*await dialect.counts(graph))
     for label, count in schema.labels.items():
-        schema.node_properties[label] = await _properties(graph, NODE_PROPERTIES, label, sample)
+        schema.node_properties[label] = await _properties(graph, dialect, "MATCH (n:{label})", label, sample)
         schema.sampled[label] = min(count, sample)
     for rel_type, count in schema.types.items():
-        schema.rel_properties[rel_type] = await _properties(graph, REL_PROPERTIES, rel_type, sample)
+        schema.rel_properties[rel_type] = await _properties(graph, dialect, "MATCH ()-[n:{label}]->()",
+                                                            rel_type, sample)
         schema.sampled[rel_type] = min(count, sample)
     seen: Counter = Counter()
     for starts, rel_type, ends, n in await graph.read(PATTERNS, {}):
@@ -97,14 +156,14 @@ async def _read(graph: GraphContext, sample: int) -> GraphSchema:
     return schema
 
 
-async def _properties(graph: GraphContext, query: str, label: str, sample: int) -> dict[str, PropertyInfo]:
-    rows = await graph.read(query.format(label=quote(label)), {"sample": sample})
+async def _properties(graph: GraphContext, dialect: SchemaReads, match: str, label: str,
+                      sample: int) -> dict[str, PropertyInfo]:
+    query = f"{match.format(label=quote(label))} WITH n LIMIT $sample {dialect.key_types}"
     types: dict[str, Counter] = defaultdict(Counter)
     elements: dict[str, set] = defaultdict(set)
-    for key, value_type, element_type, n in rows:
-        types[key][value_type] += n
-        if element_type is not None:
-            elements[key].add(element_type)
+    for key, value_type, element_type, n in await graph.read(query, {"sample": sample}):
+        types[key][dialect.type_name(value_type)] += n
+        elements[key].update(dialect.element_names(element_type))
     return {key: PropertyInfo(tuple(sorted(counts)), tuple(sorted(elements[key])), sum(counts.values()))
             for key, counts in sorted(types.items())}
 
@@ -112,11 +171,13 @@ async def _properties(graph: GraphContext, query: str, label: str, sample: int) 
 #: FalkorDB `typeOf()` -> the type names APOC's meta procedures report.
 APOC_TYPES = {"String": "STRING", "Integer": "INTEGER", "Float": "FLOAT", "Boolean": "BOOLEAN",
               "List": "LIST", "Vectorf32": "LIST", "Map": "MAP", "Point": "POINT", "Date": "DATE",
-              "Datetime": "LOCAL_DATE_TIME", "Time": "LOCAL_TIME", "Duration": "DURATION"}
+              "Datetime": "LOCAL_DATE_TIME", "Time": "LOCAL_TIME", "Duration": "DURATION",
+              "ZonedDatetime": "DATE_TIME", "ZonedTime": "TIME"}
 #: FalkorDB `typeOf()` -> the names `db.schema.nodeTypeProperties()` reports (arrays below).
 SCHEMA_TYPES = {"String": "String", "Integer": "Long", "Float": "Double", "Boolean": "Boolean",
                 "Point": "Point", "Date": "Date", "Datetime": "LocalDateTime", "Time": "LocalTime",
-                "Duration": "Duration", "Map": "Map", "Vectorf32": "FloatArray"}
+                "Duration": "Duration", "Map": "Map", "Vectorf32": "FloatArray", "ZonedDatetime": "DateTime",
+                "ZonedTime": "Time"}
 
 
 def apoc_type(info: PropertyInfo) -> str:

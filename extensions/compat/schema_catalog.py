@@ -24,6 +24,8 @@ from typing import Any
 from extensions.registry import GraphContext
 from core.errors import CypherError
 
+from .dbms import neo4j_cypher
+
 #: FalkorDB's index fields and constraints (named constants, read through the client's runner).
 INDEXES = ("CALL db.indexes() YIELD label, properties, types, options, entitytype, status "
            "RETURN label, properties, types, options, entitytype, status")
@@ -198,8 +200,20 @@ async def await_indexes(graph: GraphContext, timeout: float) -> None:
         await asyncio.sleep(0.02)
 
 
+#: Neo4j's own listings (behind a Neo4j without APOC, for the apoc.meta and apoc.schema shims).
+NEO4J_INDEXES = ("SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties, state, owningConstraint "
+                 "WHERE labelsOrTypes IS NOT NULL RETURN name, type, entityType, labelsOrTypes, properties, state, "
+                 "owningConstraint")
+NEO4J_CONSTRAINTS = ("SHOW CONSTRAINTS YIELD name, type, entityType, labelsOrTypes, properties "
+                     "RETURN name, type, entityType, labelsOrTypes, properties")
+_NEO4J_CONSTRAINT_KINDS = {t: kind for (kind, _), t in CONSTRAINT_TYPES.items()}
+
+
 async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
-    """What FalkorDB has, named: stored names where FalkorDB still backs them, generated ones else."""
+    """What FalkorDB has, named: stored names where FalkorDB still backs them, generated ones else.
+    Behind a Neo4j, what it lists itself."""
+    if neo4j_cypher(graph.kind):
+        return await _neo4j_catalog(graph)
     fields: dict[tuple, dict] = {}
     populating: set[tuple] = set()
     for row in await graph.read(INDEXES, {}):
@@ -264,6 +278,15 @@ def _unnamed_indexes(fields: dict[tuple, dict], covered: set, populating: set) -
         state = "POPULATING" if d.fields() & populating else "ONLINE"
         entries.append(Entry(d.generated_name(), d, state))
     return entries
+
+
+async def _neo4j_catalog(graph: GraphContext) -> Catalog:
+    indexes = [Entry(name, Definition("INDEX", kind, entity, tuple(labels), tuple(properties)), state, owner)
+               for name, kind, entity, labels, properties, state, owner in await graph.read(NEO4J_INDEXES, {})]
+    constraints = [Entry(name, Definition("CONSTRAINT", _NEO4J_CONSTRAINT_KINDS.get(kind, kind), entity,
+                                          tuple(labels), tuple(properties)))
+                   for name, kind, entity, labels, properties in await graph.read(NEO4J_CONSTRAINTS, {})]
+    return Catalog(indexes, constraints)
 
 
 def _index_options(d: Definition, fields: dict[tuple, dict]) -> dict[str, Any]:

@@ -25,11 +25,13 @@ _WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 @dataclass
 class LateStep:
-    """Run `probe` (first column: the distinct values), then `render(values)` replaces `marker`."""
+    """Run `probe` (first column: the distinct values), then `render(values)` replaces `marker`.
+    With `follow`, values are found in rounds: `follow(values so far)` is the next probe, or None."""
 
     probe: str
     marker: str
     render: Callable[[list[Any]], str]
+    follow: Callable[[list[Any]], str | None] | None = None
 
 
 def as_list(expr: str) -> str:

@@ -33,6 +33,7 @@ from core.errors import CypherError, argument_error, database_error, syntax_erro
 from core.values import Node, Relationship
 
 from .. import bridges, dialect, trimmed_index
+from ..compat import apoc_upstream
 from . import bind, existence
 from .arguments import constant
 from .late import LateStep
@@ -68,8 +69,10 @@ class ExtensionPlanner:
     """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
 
     def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
-                 constraints=None, datetime_kinds: KindStore | None = None):
+                 constraints=None, datetime_kinds: KindStore | None = None, serve_apoc: bool = False):
         self.registry = registry
+        #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py)
+        self.serve_apoc = serve_apoc
         #: the date-time kind written per property key (`temporal/kinds.py`), FalkorDB only
         self.datetime_kinds = datetime_kinds if backend_kind == "falkordb" else None
         #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
@@ -85,6 +88,8 @@ class ExtensionPlanner:
         self._analyse = backend_kind == "falkordb"
         if self._analyse:
             self._triggers += bridges.triggers() + TEMPORAL_TRIGGERS
+        if serve_apoc:
+            self._triggers += (apoc_upstream.TRIGGER,)
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -142,12 +147,12 @@ class ExtensionPlanner:
                     summary.notifications.extend(plan.cartesian)
             return result
         values: dict[str, Any] = {}
+        rendered: dict[str, str] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
-                result = await runner.run(step.probe, {**params, **values})
-                rows = await result.fetch(-1)
-                await result.consume()
-                text = text.replace(step.marker, step.render([row[0] for row in rows]))
+                found = await self._late_values(step, rendered, {**params, **values}, runner)
+                rendered[step.marker] = step.render(found)
+                text = text.replace(step.marker, rendered[step.marker])
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
                 values.update(bound)
@@ -160,6 +165,19 @@ class ExtensionPlanner:
         if plan.zoned and (columns := bridges.zoned.utc_columns(plan.zoned, params)):
             return bridges.zoned.ZonedColumns(result, columns)
         return result
+
+    async def _late_values(self, step: LateStep, rendered: dict[str, str], params: dict[str, Any],
+                           runner) -> list[Any]:
+        """The values a late step's probes find (its rounds, with `follow`); a probe reading an
+        earlier late edit gets that edit's text."""
+        found: list[Any] = []
+        probe: str | None = step.probe
+        while probe is not None:
+            for marker, late_text in rendered.items():
+                probe = probe.replace(marker, late_text)
+            found += [row[0] for row in await self._probe_rows(probe, params, runner)]
+            probe = step.follow(found) if step.follow is not None else None
+        return found
 
     async def _run_statement(self, text: str, params: dict[str, Any], runner, explain: bool) -> Result:
         """The statement itself, with exact comparisons of indexed strings (trimmed_index.py); a
@@ -230,15 +248,18 @@ class ExtensionPlanner:
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
             conditional, zoned, refusals = bridged.conditional, bridged.zoned, bridged.refusals
+        elif self.serve_apoc:
+            edits += apoc_upstream.function_edits(tree, query)
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
         counter = count()
         for part in tree.parts:
-            planner = PartPlanner(query, part, self.registry, kind, edits, counter)
+            planner = PartPlanner(query, part, self.registry, kind, edits, counter, serve_apoc=self.serve_apoc)
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
+            refusals = [*refusals, *planner.refusals]
         if not (edits or cartesian or after or conditional or zoned or tree.options and kind == "falkordb"):
             return None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
@@ -483,7 +504,7 @@ class ExtensionPlanner:
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
         arguments = [constant(arg, params) for arg in step.arguments]
         rows = await step.procedure.answer(self._call_context(runner), arguments)
-        return {step.param: _bindable(rows) if self.backend_kind == "falkordb" else rows}
+        return {step.param: _bindable(rows)}
 
     async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
                               runner) -> Result:
@@ -549,8 +570,8 @@ def _bind_values(step: AlgorithmStep, computed: Mapping[Any, tuple], params: dic
 
 
 def _bindable(value: Any) -> Any:
-    """Rows as FalkorDB can take them as a parameter: its parameters are literals, so the
-    virtual nodes and relationships of schema procedures travel as their property maps."""
+    """Rows as a database takes them as a parameter: neither FalkorDB's (literals) nor Neo4j's take
+    a node, so the virtual nodes and relationships of schema procedures travel as their property maps."""
     if isinstance(value, list):
         return [_bindable(v) for v in value]
     if isinstance(value, (Node, Relationship)):

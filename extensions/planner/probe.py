@@ -17,7 +17,7 @@ from typing import Any
 from core.errors import argument_error
 
 from . import bind, late, reduce
-from ..compat import apoc_maps
+from ..compat import apoc_maps, stored_vectors
 from ..cypher import ast as A
 from ..cypher.semantics import AGGREGATES
 from ..cypher.render import name as quote_name
@@ -118,12 +118,15 @@ class PartPlanner:
     """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
 
     def __init__(self, text: str, part: A.SingleQuery, registry: Registry, kind: str,
-                 edits: list[Edit], counter: Iterator[int]):
+                 edits: list[Edit], counter: Iterator[int], *, serve_apoc: bool = False):
         self.text, self.part, self.registry, self.kind = text, part, registry, kind
+        self.serve_apoc = serve_apoc
         self.edits = edits                       # shared, kept sorted
         self.counter = counter
         self.steps: list = []
         self.placeholders: dict[str, Any] = {}
+        #: messages of the runtime refusals the part's rewrites may raise (`bridges.rule.Refusal`)
+        self.refusals: list = []
         clauses = part.clauses
         self.scopes = [{}]
         for clause in clauses:
@@ -168,8 +171,10 @@ class PartPlanner:
                 late.plan_dynamic_labels(self, index, clause)
             elif self.kind == "falkordb" and late.is_vector_property_call(clause):
                 late.plan_vector_property(self, index, clause)
-            if self.kind == "falkordb":
+            if self.kind == "falkordb" or self.serve_apoc:
                 apoc_maps.plan(self, index, clause)
+            if self.kind == "falkordb":
+                stored_vectors.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):

@@ -14,6 +14,7 @@ import re
 import subprocess
 
 import neo4j
+import numpy as np
 import pytest
 
 from tests.harness import PASSWORD, REPO, USER, ProxyProcess
@@ -125,6 +126,29 @@ def test_llama_vector_query_on_the_index_it_created_without_dimensions(llama):
     expected = sorted(((n, (1 + cosine(embed(n), query)) / 2) for n, _, _ in ENTITIES), key=lambda p: -p[1])[:2]
     assert [n for n, _ in llama["vector"]] == [n for n, _ in expected]
     assert [s for _, s in llama["vector"]] == pytest.approx([s for _, s in expected], abs=1e-6)
+
+
+def _numpy_similarity(name: str, query: str) -> float:
+    v, q = np.array(embed(name)), np.array(embed(query))
+    return (1 + float(v @ q / np.linalg.norm(v) / np.linalg.norm(q))) / 2
+
+
+def test_llama_vector_query_with_filters_reads_the_stored_vectors(llama):
+    """With filters llama-index scans `size(e.embedding) = $dimension AND e.about <> $param_0` and
+    ranks by `vector.similarity.cosine`: the stored vecf32 values are measured, not refused."""
+    kept = [n for n, _, about in ENTITIES if about != "wrote the first program"]
+    expected = sorted(((n, _numpy_similarity(n, "Ada Lovelace")) for n in kept), key=lambda p: -p[1])[:2]
+    assert [n for n, _ in llama["vector_filtered"]] == [n for n, _ in expected]
+    assert [s for _, s in llama["vector_filtered"]] == pytest.approx([s for _, s in expected], abs=1e-6)
+
+
+def test_llama_enhanced_schema_measures_vectors(llama, driver):
+    """The enhanced schema's `min(size(coalesce(n.embedding, [])))` and `collect(n.embedding)[0][..3]`."""
+    embedding = llama["enhanced_embedding"]
+    assert embedding["min_size"] == embedding["max_size"] == len(embed("Ada Lovelace"))
+    people = [n for n, label, _ in ENTITIES if label == "PERSON"]
+    assert any(embedding["values"] == pytest.approx(embed(n)[:3], abs=1e-6) for n in people)
+    assert llama["enhanced_schema"].count("Min Size: 32, Max Size: 32") == len({label for _, label, _ in ENTITIES})
 
 
 def test_llama_rel_map_expands_two_hops(llama, driver):

@@ -1,6 +1,7 @@
 """Cypher 25's `MATCH ... SEARCH v IN (VECTOR INDEX ...)` on the embedded database
 (compat/vector.py): the same nodes and scores as `db.index.vector.queryNodes`, checked against
-numpy; in-index WHERE filtering before the LIMIT; a search per input row."""
+numpy; in-index WHERE filtering before the LIMIT; a search per input row. `size()`, subscripts and
+slices of the stored vectors answer as for the lists written (compat/stored_vectors.py)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,49 @@ def test_query_relationships_names_the_index_kind(links):
     with pytest.raises(neo4j.exceptions.ClientError, match="no such vector schema index: search_links"):
         links.execute_query("CALL db.index.vector.queryNodes('search_links', 1, $q) YIELD node RETURN node",
                             q=QUERY.tolist())
+
+
+def test_size_and_slices_of_stored_vectors_are_the_lists(docs):
+    """FalkorDB reads nothing of a stored vecf32; the proxy answers size(), [i] and [a..b] as for
+    the list written, wherever the expression goes, lists and nulls unchanged."""
+    docs.execute_query("CREATE (:SearchDoc {i: 100, embedding: [1.0, 2.0]}), (:SearchDoc {i: 101})")
+    try:
+        got = {r["i"]: r.data() for r in docs.execute_query(
+            "MATCH (d:SearchDoc) WHERE size(d.embedding) = 8 OR d.i >= 100 "
+            "RETURN d.i AS i, d.embedding AS v, size(d.embedding) AS n, d.embedding[2] AS x, "
+            "d.embedding[-2..] AS tail").records}
+        assert set(got) == set(range(len(VECTORS))) | {100, 101}
+        for i, v in enumerate(VECTORS):
+            row = got.pop(i)
+            read = row["v"]                                         # the whole vector, as stored (float32)
+            assert read == pytest.approx(v, abs=1e-6) and row["n"] == 8
+            assert row["x"] == pytest.approx(read[2], rel=1e-14)    # elements as the database returns floats
+            assert row["tail"] == pytest.approx(read[-2:], rel=1e-14)
+        for row in got.values():
+            row.pop("v")
+        assert got[100] == {"i": 100, "n": 2, "x": None, "tail": [1.0, 2.0]}
+        assert got[101] == {"i": 101, "n": None, "x": None, "tail": None}
+        summary = docs.execute_query(
+            "MATCH (d:SearchDoc) WHERE d.i < 100 WITH d ORDER BY d.i WITH min(size(coalesce(d.embedding, []))) AS lo, "
+            "max(size(coalesce(d.embedding, []))) AS hi, collect(d.embedding)[0][..3] AS first RETURN lo, hi, first"
+        ).records[0].data()
+        assert summary["lo"] == summary["hi"] == 8
+        assert summary["first"] == pytest.approx(VECTORS[0][:3], abs=1e-6)
+    finally:
+        docs.execute_query("MATCH (d:SearchDoc) WHERE d.i >= 100 DETACH DELETE d")
+
+
+def test_size_reads_every_vector_length_and_refuses_past_its_limit(docs):
+    """Lengths 3 and 5 beside the 8 of the index: found in rounds (the shortest and longest, then
+    between them); more lengths than the proxy writes the query for are refused while it runs."""
+    docs.execute_query("UNWIND [3, 5, 11] AS n CREATE (d:SearchDoc {i: 200 + n}) WITH d, n "
+                       "CALL db.create.setNodeVectorProperty(d, 'embedding', [x IN range(1, n) | 0.5])")
+    try:
+        lengths = docs.execute_query("MATCH (d:SearchDoc) RETURN size(d.embedding) AS n, count(*) AS c ORDER BY n")
+        assert [(r["n"], r["c"]) for r in lengths.records] == [(3, 1), (5, 1), (8, len(VECTORS)), (11, 1)]
+        docs.execute_query("UNWIND range(20, 40) AS n CREATE (d:SearchDoc {i: 200 + n}) WITH d, n "
+                           "CALL db.create.setNodeVectorProperty(d, 'embedding', [x IN range(1, n) | 0.5])")
+        with pytest.raises(neo4j.exceptions.ClientError, match="has another length"):
+            docs.execute_query("MATCH (d:SearchDoc) RETURN size(d.embedding) AS n")
+    finally:
+        docs.execute_query("MATCH (d:SearchDoc) WHERE d.i >= 200 DETACH DELETE d")

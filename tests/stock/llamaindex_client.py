@@ -12,7 +12,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from llama_index.core.graph_stores.types import EntityNode, Relation  # noqa: E402
-from llama_index.core.vector_stores.types import VectorStoreQuery  # noqa: E402
+from llama_index.core.vector_stores.types import (FilterOperator, MetadataFilter, MetadataFilters,  # noqa: E402
+                                                  VectorStoreQuery)
 from llama_index.graph_stores.neo4j import Neo4jGraphStore, Neo4jPropertyGraphStore  # noqa: E402
 
 from tests.stock.embedding import embed  # noqa: E402
@@ -50,9 +51,22 @@ def property_graph(uri: str, out: dict) -> None:
         store.get(ids=[ids["Charles Babbage"]]), depth=2, limit=30)))
     step(out, "vector", lambda: [(n.name, s) for n, s in zip(*store.vector_query(
         VectorStoreQuery(query_embedding=embed("Ada Lovelace"), similarity_top_k=2)))])
+    not_ada = MetadataFilters(filters=[MetadataFilter(key="about", value="wrote the first program",
+                                                      operator=FilterOperator.NE)])
+    step(out, "vector_filtered", lambda: [(n.name, s) for n, s in zip(*store.vector_query(
+        VectorStoreQuery(query_embedding=embed("Ada Lovelace"), similarity_top_k=2, filters=not_ada)))])
     step(out, "cypher", lambda: store.structured_query(
         "MATCH (p:PERSON)-[r]->(x) RETURN p.name AS p, type(r) AS r, x.name AS x ORDER BY p, r"))
     step(out, "schema", lambda: store.get_schema_str(refresh=True))
+    store.close()
+
+
+def enhanced_schema(uri: str, out: dict) -> None:
+    """The enhanced schema reads sizes and sample values of every property, the vectors too."""
+    store = Neo4jPropertyGraphStore(username="neo4j", password="password", url=uri, enhanced_schema=True)
+    step(out, "enhanced_embedding", lambda: next(p for p in store.structured_schema["node_props"]["PERSON"]
+                                                 if p["property"] == "embedding"))
+    step(out, "enhanced_schema", lambda: store.get_schema_str())
     store.close()
 
 
@@ -68,6 +82,7 @@ def legacy(uri: str, out: dict) -> None:
 def main() -> None:
     out: dict = {}
     property_graph(sys.argv[1], out)
+    step(out, "enhanced", lambda: enhanced_schema(sys.argv[1], out))
     legacy(sys.argv[1], out)
     print(json.dumps(out, default=str))
 
