@@ -35,6 +35,7 @@ from core.values import Node, Relationship
 from .. import bridges, dialect, trimmed_index
 from . import bind, existence
 from .arguments import constant
+from .cycles import CycleGuard
 from .late import LateStep
 from ..cypher import ast as A
 from ..cypher import semantics
@@ -76,6 +77,8 @@ class ExtensionPlanner:
         self.constraints = constraints if backend_kind == "falkordb" else None
         self.backend_kind = backend_kind
         self.probe_cache = probe_cache
+        #: the graph check of variable-length ranges (FalkorDB, cycles.py)
+        self.cycles = CycleGuard()
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
@@ -141,6 +144,8 @@ class ExtensionPlanner:
                 if bridges.notifications.shows_cartesian_product(summary.plan):
                     summary.notifications.extend(plan.cartesian)
             return result
+        if plan.ranges:
+            await self.cycles.check(plan.ranges, graph_context(runner))
         values: dict[str, Any] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
@@ -224,12 +229,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian, after, conditional, zoned, refusals = {}, [], set(), {}, {}, []
+        derived, cartesian, after, conditional, zoned, refusals, ranges = {}, [], set(), {}, {}, [], []
         if kind == "falkordb":
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
-            conditional, zoned, refusals = bridged.conditional, bridged.zoned, bridged.refusals
+            conditional, zoned, refusals, ranges = bridged.conditional, bridged.zoned, bridged.refusals, bridged.ranges
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
@@ -239,7 +244,7 @@ class ExtensionPlanner:
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
-        if not (edits or cartesian or after or conditional or zoned or tree.options and kind == "falkordb"):
+        if not (edits or cartesian or after or conditional or zoned or ranges or tree.options and kind == "falkordb"):
             return None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
@@ -247,7 +252,7 @@ class ExtensionPlanner:
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
                     derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
-                    refusals=refusals)
+                    refusals=refusals, ranges=ranges)
 
     @staticmethod
     async def _refusing(plan: Plan, running) -> Result:

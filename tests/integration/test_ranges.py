@@ -1,0 +1,137 @@
+"""Variable-length ranges (`*1..3`, `*2..`) through the driver on the embedded FalkorDB
+(extensions/bridges/ranges.py, extensions/planner/cycles.py): Neo4j's rows, checked against
+trails enumerated here, or a refusal, and a refusal only on a graph with a cycle that could make
+FalkorDB's answer wrong. Random small multigraphs have cycles, self-loops and parallel
+relationships."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import neo4j
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
+NODES = 4
+#: (from, to, type) of each relationship; its id is its index
+graphs = st.lists(st.tuples(st.integers(0, NODES - 1), st.integers(0, NODES - 1), st.sampled_from("TU")),
+                  max_size=7)
+ranges = st.sampled_from([(1, 2), (1, 3), (2, 3), (0, 2), (2, 4), (1, None)])
+
+
+def trails(edges, low: int, high: int, directed: bool, kind: str | None):
+    """Counter of (start, sorted relationship ids, end) of every trail of low..high relationships
+    of `kind` (None: any): each relationship at most once, nodes any number of times."""
+    steps = [(i, s, t) for i, (s, t, k) in enumerate(edges) if kind in (None, k)]
+    if not directed:
+        steps += [(i, t, s) for i, s, t in steps if s != t]      # a self-loop once
+    found = Counter((n, (), n) for n in range(NODES) if low == 0)
+    for start in range(NODES):
+        walks = [((), start)]
+        for length in range(1, high + 1):
+            walks = [(ids + (i,), t) for ids, at in walks for i, s, t in steps if s == at and i not in ids]
+            if length >= low:
+                found.update((start, tuple(sorted(ids)), end) for ids, end in walks)
+    return found
+
+
+def has_cycle(edges, directed: bool, kind: str | None) -> bool:
+    """A closed trail of `kind` relationships (directed ones if `directed`)."""
+    return any(start == end and ids for start, ids, end in trails(edges, 1, len(edges), directed, kind))
+
+
+def load(driver, edges) -> None:
+    driver.execute_query("MATCH (n) DETACH DELETE n")
+    driver.execute_query(
+        "UNWIND range(0, $n - 1) AS i CREATE (:V {i: i}) WITH count(*) AS done "
+        "UNWIND range(0, size($edges) - 1) AS id WITH id, $edges[id] AS e "
+        "MATCH (a:V {i: e[0]}), (b:V {i: e[1]}) "
+        "FOREACH (_ IN CASE WHEN e[2] = 'T' THEN [1] ELSE [] END | CREATE (a)-[:T {id: id}]->(b)) "
+        "FOREACH (_ IN CASE WHEN e[2] = 'U' THEN [1] ELSE [] END | CREATE (a)-[:U {id: id}]->(b))",
+        n=NODES, edges=[list(e) for e in edges])
+
+
+def rows_or_refusal(driver, query):
+    try:
+        records, _, _ = driver.execute_query(query)
+    except neo4j.exceptions.ClientError as exc:
+        assert exc.code == UNSUPPORTED and "one fixed length per MATCH" in exc.message, exc.message
+        return None
+    return [list(r.values()) for r in records]
+
+
+@pytest.fixture(scope="module")
+def graph(driver):
+    yield driver
+    driver.execute_query("MATCH (n) DETACH DELETE n")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edges=graphs, bounds=ranges, directed=st.booleans(), kind=st.sampled_from([None, "T"]))
+def test_trails_or_a_refusal(graph, edges, bounds, directed, kind):
+    load(graph, edges)
+    low, high = bounds
+    length = f"*{low}..{high if high is not None else ''}"
+    arrow = "->" if directed else "-"
+    query = (f"MATCH p = (a:V)-[{':' + kind if kind else ''}{length}]{arrow}(b:V) "
+             "RETURN a.i, [r IN relationships(p) | r.id], b.i")
+    got = rows_or_refusal(graph, query)
+    event("refused" if got is None else "answered")
+    if got is None:
+        assert has_cycle(edges, directed, kind), f"refused on a graph without a cycle: {query}"
+        return
+    expected = trails(edges, low, high if high is not None else len(edges), directed, kind)
+    assert Counter((a, tuple(sorted(ids)), b) for a, ids, b in got) == expected, query
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edges=graphs, high=st.sampled_from([2, 3, None]), directed=st.booleans())
+def test_distinct_ends_are_answered_on_any_graph(graph, edges, high, directed):
+    """Which nodes a range from 1 reaches is right even where FalkorDB misses trails: never refused."""
+    load(graph, edges)
+    arrow = "->" if directed else "-"
+    query = f"MATCH (a:V)-[*1..{high or ''}]{arrow}(b:V) RETURN DISTINCT a.i, b.i"
+    records, _, _ = graph.execute_query(query)
+    expected = {(a, b) for a, _, b in trails(edges, 1, high or len(edges), directed, None)}
+    assert {(r[0], r[1]) for r in records} == expected
+
+
+def test_the_measured_gaps_are_refused(graph):
+    """a->b->a->c misses a->b->a->c; two loops on one node find 2 trails of 4; s->x->y->x->z
+    misses z (a node other than the start passed twice)."""
+    load(graph, [(0, 1, "T"), (1, 0, "T"), (0, 2, "T")])
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..3]->(x) RETURN x.i") is None
+    load(graph, [(0, 0, "T"), (0, 0, "T")])
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..2]->(x) RETURN count(*)") is None
+    load(graph, [(0, 1, "T"), (1, 2, "T"), (2, 1, "T"), (1, 3, "T")])
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..4]->(x:V {i: 3}) RETURN count(*)") is None
+
+
+def test_a_cycle_too_long_to_matter_is_answered(graph):
+    """A directed 2-cycle cannot make `*1..2` wrong (a trail of 2 passes a node twice only at its end)."""
+    load(graph, [(0, 1, "T"), (1, 0, "T"), (1, 2, "T")])
+    got = rows_or_refusal(graph, "MATCH (a:V {i: 0})-[*1..2]->(x) RETURN x.i ORDER BY x.i")
+    assert got == [[0], [1], [2]]
+
+
+def test_other_types_cycles_do_not_matter(graph):
+    load(graph, [(0, 1, "T"), (1, 2, "T"), (2, 0, "U"), (0, 0, "U")])
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[:T*]->(x) RETURN x.i ORDER BY x.i") == [[1], [2]]
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN x.i") is None
+
+
+def test_a_write_makes_the_check_see_the_new_cycle(graph):
+    """The verdict is kept per graph state: a relationship closing a cycle is seen at once."""
+    load(graph, [(0, 1, "T"), (1, 2, "T")])
+    query = "MATCH (:V {i: 0})-[:T*1..4]->(x) RETURN count(*)"
+    assert rows_or_refusal(graph, query) == [[2]]
+    graph.execute_query("MATCH (a:V {i: 2}), (b:V {i: 0}) CREATE (a)-[:T {id: 9}]->(b)")
+    assert rows_or_refusal(graph, query) is None
+
+
+def test_explain_is_not_checked(graph):
+    load(graph, [(0, 0, "T")])
+    _, summary, _ = graph.execute_query("EXPLAIN MATCH (a:V)-[*1..3]->(x) RETURN count(*)")
+    assert summary.plan is not None

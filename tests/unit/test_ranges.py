@@ -1,0 +1,66 @@
+"""Which variable-length ranges get a graph check (extensions/bridges/ranges.py) and how the check
+classes a graph's shortest cycle (extensions/planner/cycles.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from extensions.algorithms.projection import Projection
+from extensions.bridges import ranges
+from extensions.cypher.parser import parse
+from extensions.planner.cycles import shortest_cycle
+
+
+def checked(query: str) -> list[tuple]:
+    return [(c.pattern, c.types, c.directed, c.longest) for c in ranges.checks(parse(query), query)]
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("MATCH (a:A)-[:T*1..3]->(x) RETURN x", [("-[:T*1..3]->", ("T",), True, 2)]),
+    ("MATCH (a)-[:T|U*2..]-(x) RETURN count(*)", [("-[:T|U*2..]-", ("T", "U"), False, 1 << 30)]),
+    ("MATCH p = (a)-[*1..3]->(x) RETURN DISTINCT p", [("-[*1..3]->", None, True, 2)]),
+    ("MATCH (a)-[*2..3]->(x) RETURN DISTINCT x", [("-[*2..3]->", None, True, 2)]),
+    ("MATCH (a)-[*1..3]->(x) RETURN x.name, count(*)", [("-[*1..3]->", None, True, 2)]),
+    ("MATCH (a) RETURN COUNT { (a)-[*1..2]->() }", [("-[*1..2]->", None, True, 1)]),
+    ("MATCH (a) RETURN size((a)-[*1..5]->())", [("-[*1..5]->", None, True, 4)]),
+    ("MATCH (a)-[*0..1]-(b) RETURN b", [("-[*0..1]-", None, False, 1)]),
+])
+def test_ranges_that_are_checked(query, expected):
+    assert checked(query) == expected
+
+
+@pytest.mark.parametrize("query", [
+    "MATCH (a)-[*1..3]->(x) RETURN DISTINCT x.name",
+    "MATCH (a)-[r*]-(x) RETURN count(DISTINCT x), max(x.k)",
+    "MATCH (a)-[*1..3]->(b) WITH DISTINCT b MATCH (b)-->(c) RETURN count(*)",
+    "MATCH (a) WHERE (a)-[*1..5]->(:B) RETURN a",
+    "MATCH (a) WHERE EXISTS { MATCH (a)-[*]->(:B) } RETURN a",
+    "MATCH p = shortestPath((a)-[*]->(b)) RETURN p",
+    "MATCH (a)-[*0..1]->(b) RETURN b",          # one relationship cannot pass a node twice
+    "MATCH (a)-[*3..2]->(b) RETURN b",          # matches nothing
+])
+def test_ranges_that_are_not(query):
+    assert checked(query) == []
+
+
+def projection(edges: list[tuple[int, int]], n: int = 4) -> Projection:
+    sources = np.array([s for s, _ in edges], dtype=np.int64)
+    targets = np.array([t for _, t in edges], dtype=np.int64)
+    return Projection(np.arange(n), sources, targets, np.ones(len(edges)))
+
+
+@pytest.mark.parametrize("edges, directed, expected", [
+    ([(0, 1), (1, 2)], True, None),
+    ([(0, 1), (1, 2)], False, None),
+    ([(0, 1), (2, 2)], True, 1),
+    ([(0, 1), (1, 0)], True, 2),
+    ([(0, 1), (1, 0)], False, 2),
+    ([(0, 1), (0, 1)], True, None),             # parallel, one way: no directed cycle
+    ([(0, 1), (0, 1)], False, 2),
+    ([(0, 1), (1, 2), (2, 0)], True, 3),
+    ([(0, 1), (1, 2), (0, 2)], True, None),
+    ([(0, 1), (1, 2), (0, 2)], False, 3),
+])
+def test_shortest_cycle(edges, directed, expected):
+    assert shortest_cycle(projection(edges), directed) == expected
