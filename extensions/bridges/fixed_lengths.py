@@ -11,11 +11,9 @@ path. When `r` is read elsewhere it is the list of the hops: inside the MATCH's 
 itself, after the MATCH bound by `WITH <the variables in scope>, [__h0, __h1, __h2] AS r` (null
 when an OPTIONAL MATCH found nothing).
 
-Not rewritten, and still open on FalkorDB: a range (`*1..3`, `*2..`, `*`). Each length would be
-its own MATCH (a UNION or one subquery per length), which changes what aggregation, ORDER BY and
-later clauses see, so no exact text rewrite exists; and refusing every range would refuse the
-commonest variable-length queries, which are right whenever no trail revisits its start node.
-Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
+Not rewritten: a range (`*1..3`, `*2..`, `*`), checked against the graph's cycles before it runs
+and refused where one could make it wrong (`ranges.py`, which checks the fixed lengths left here
+too). Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
 WHERE, and variable-length relationships in MERGE, subqueries (`CALL { }`, `EXISTS { }`,
 `COUNT { }`), pattern predicates and comprehensions.
 """

@@ -31,8 +31,8 @@ Pattern comprehensions (and `EXISTS { }` / `COUNT { }` in a projection, through 
 the same predicates in their WHERE; a MERGE or a pattern predicate that would need them cannot
 take a WHERE and is refused. FalkorDB's variable-length traversal never continues through its
 start node again (over two loops on one node `*2..2` finds nothing): a fixed length arrives here
-already written as hops (`fixed_lengths.py`, whose names `RETURN *` leaves out); a range stays
-wrong (see there).
+already written as hops (`fixed_lengths.py`, whose names `RETURN *` leaves out); a range is
+checked against the graph's cycles (`ranges.py`).
 """
 
 from __future__ import annotations
