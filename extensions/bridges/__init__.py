@@ -44,7 +44,9 @@ faithfully and what to do instead:
 - a variable-length relationship with its upper bound below its lower one matches nothing
   (`empty_lengths.py`);
 - a variable-length range (`*1..3`) FalkorDB may answer wrongly is checked against the graph
-  before it runs, and refused on a graph with cycles that could make it wrong (`ranges.py`);
+  before it runs; on a graph with cycles that could make it wrong a bounded one in a MATCH runs
+  as one fixed length per branch of a `CALL { ... UNION ALL ... }` (`range_unions.py`), any
+  other is refused (`ranges.py`);
 - NaN sorted as Neo4j sorts it, after every number (`nan_order.py`);
 - unicode escapes, octal and point-first float literals as FalkorDB reads them (`literals.py`);
 - `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
@@ -63,7 +65,7 @@ from core.errors import CypherError
 from ..compat import apoc_functions, vector
 from ..cypher import ast as A
 from . import (aggregates, comprehensions, durations, empty_lengths, epoch, fixed_lengths, formatting, lazy_case, limits, literals,
-               nan_order, notifications, points, precedence, ranges, regex, spelling, subqueries, temporal, temporal_order,
+               nan_order, notifications, points, precedence, range_unions, ranges, regex, spelling, subqueries, temporal, temporal_order,
                uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 

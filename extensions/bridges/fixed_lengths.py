@@ -38,11 +38,12 @@ _ARROWS = {"right": ("-", "->"), "left": ("<-", "-"), "none": ("-", "-"), "both"
 Edit = tuple[int, int, str]
 
 
-def expand(query: A.Query, text: str) -> str | None:
-    """`text` with every fixed-length variable-length relationship of a MATCH written as hops,
-    or None when there is none. Only the query's own MATCH clauses: in a subquery, `EXISTS { }`
-    or `COUNT { }` the hops would need uniqueness predicates `uniqueness.py` cannot always add."""
-    names = (f"{HOP}{i}" for i in count())
+def expand(query: A.Query, text: str, stem: str = HOP) -> str | None:
+    """`text` with every fixed-length variable-length relationship of a MATCH written as hops
+    (named `stem` and a number), or None when there is none. Only the query's own MATCH clauses:
+    in a subquery, `EXISTS { }` or `COUNT { }` the hops would need uniqueness predicates
+    `uniqueness.py` cannot always add."""
+    names = (f"{stem}{i}" for i in count())
     edits: list[Edit] = []
     for part in query.parts:
         edits += _part_edits(part, text, names)
@@ -63,8 +64,14 @@ def _part_edits(part: A.SingleQuery, text: str, names: Iterator[str]) -> list[Ed
 
 def _fixed(rel: A.RelPattern, scope: dict[str, str]) -> bool:
     low, high = rel.length or (None, None)
-    return (rel.length is not None and low is not None and low == high and 1 <= low <= MAX_HOPS
-            and rel.where is None and (rel.var is None or rel.var.name not in scope)
+    return low is not None and low == high and writable(rel, scope)
+
+
+def writable(rel: A.RelPattern, scope: dict[str, str]) -> bool:
+    """Whether `rel`, given a fixed length up to MAX_HOPS, can be written as hops."""
+    high = rel.length[1] if rel.length is not None else None
+    return (high is not None and 1 <= high <= MAX_HOPS and rel.where is None
+            and (rel.var is None or rel.var.name not in scope)
             and (rel.properties is None or copyable(rel.properties)))
 
 

@@ -124,6 +124,8 @@ class ExtensionPlanner:
                     raise plan from None
         if plan is None:
             return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
+        if plan.ranges and plan.prefix != "EXPLAIN":
+            plan = await self._exact(plan, runner)
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
@@ -144,8 +146,6 @@ class ExtensionPlanner:
                 if bridges.notifications.shows_cartesian_product(summary.plan):
                     summary.notifications.extend(plan.cartesian)
             return result
-        if plan.ranges:
-            await self.cycles.check(plan.ranges, graph_context(runner))
         values: dict[str, Any] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
@@ -246,13 +246,35 @@ class ExtensionPlanner:
             placeholders.update(planner.placeholders)
         if not (edits or cartesian or after or conditional or zoned or ranges or tree.options and kind == "falkordb"):
             return None
+        exact = self._exact_plan(tree, query) if ranges else None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
                     derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
-                    refusals=refusals, ranges=ranges)
+                    refusals=refusals, ranges=ranges, exact=exact)
+
+    async def _exact(self, plan: Plan, runner) -> Plan:
+        """`plan` when the graph allows its variable-length ranges (cycles.py), else its exact
+        form (one length per UNION ALL branch, bridges.range_unions) checked the same way; the
+        graph's refusal when there is none."""
+        try:
+            await self.cycles.check(plan.ranges, graph_context(runner))
+        except CypherError:
+            if plan.exact is None:
+                raise
+            return await self._exact(plan.exact, runner) if plan.exact.ranges else plan.exact
+        return plan
+
+    def _exact_plan(self, tree: A.Query, query: str) -> Plan | None:
+        """The plan of `query` with its bounded ranges one length per UNION ALL branch, if any."""
+        text = bridges.range_unions.rewrite(tree, query)
+        if text is None:
+            return None
+        exact = parse(text)
+        return self._plan_tree(exact, text) or Plan(body=text[exact.parts[0].span[0]:], prefix=exact.prefix,
+                                                     steps=[], placeholders={})
 
     @staticmethod
     async def _refusing(plan: Plan, running) -> Result:

@@ -1,7 +1,7 @@
 """Variable-length ranges (`*1..3`, `*2..`) through the driver on the embedded FalkorDB
-(extensions/bridges/ranges.py, extensions/planner/cycles.py): Neo4j's rows, checked against
-trails enumerated here, or a refusal, and a refusal only on a graph with a cycle that could make
-FalkorDB's answer wrong. Random small multigraphs have cycles, self-loops and parallel
+(extensions/bridges/ranges.py, range_unions.py, extensions/planner/cycles.py): Neo4j's rows,
+checked against trails enumerated here, or a refusal, and a refusal only of an unbounded range
+(or one from 0) on a graph with a cycle that could make FalkorDB's answer wrong. Random small multigraphs have cycles, self-loops and parallel
 relationships."""
 
 from __future__ import annotations
@@ -81,6 +81,7 @@ def test_trails_or_a_refusal(graph, edges, bounds, directed, kind):
     event("refused" if got is None else "answered")
     if got is None:
         assert has_cycle(edges, directed, kind), f"refused on a graph without a cycle: {query}"
+        assert high is None or low == 0, f"a bounded range from 1 refused: {query}"
         return
     expected = trails(edges, low, high if high is not None else len(edges), directed, kind)
     assert Counter((a, tuple(sorted(ids)), b) for a, ids, b in got) == expected, query
@@ -98,15 +99,46 @@ def test_distinct_ends_are_answered_on_any_graph(graph, edges, high, directed):
     assert {(r[0], r[1]) for r in records} == expected
 
 
-def test_the_measured_gaps_are_refused(graph):
+def test_the_measured_gaps(graph):
     """a->b->a->c misses a->b->a->c; two loops on one node find 2 trails of 4; s->x->y->x->z
-    misses z (a node other than the start passed twice)."""
+    misses z (a node other than the start passed twice): a bounded range gets Neo4j's rows (one
+    length per UNION ALL branch), an unbounded one is refused."""
     load(graph, [(0, 1, "T"), (1, 0, "T"), (0, 2, "T")])
-    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..3]->(x) RETURN x.i") is None
+    got = rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..3]->(x) RETURN x.i ORDER BY x.i")
+    assert got == [[0], [1], [2], [2]]
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN x.i") is None
     load(graph, [(0, 0, "T"), (0, 0, "T")])
-    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..2]->(x) RETURN count(*)") is None
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..2]->(x) RETURN count(*)") == [[4]]
     load(graph, [(0, 1, "T"), (1, 2, "T"), (2, 1, "T"), (1, 3, "T")])
-    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..4]->(x:V {i: 3}) RETURN count(*)") is None
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..4]->(x:V {i: 3}) RETURN count(*)") == [[2]]
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*2..]->(x:V {i: 3}) RETURN count(*)") is None
+
+
+def test_the_exact_form_keeps_the_match_whole(graph):
+    """The path, the relationship list, the MATCH's WHERE and its other relationships, and the
+    variables bound before it, in each length's branch."""
+    load(graph, [(0, 1, "T"), (1, 0, "T"), (0, 2, "T"), (2, 2, "T"), (2, 2, "T")])
+    query = ("MATCH (s:V {i: 0}) MATCH p = (s)-[first:T]->(c:V {i: 2})-[r:T*1..3]-(x) "
+             "WHERE all(e IN r WHERE e.id <> 9) "
+             "RETURN x.i, [e IN r | e.id], [e IN relationships(p) | e.id], length(p)")
+    got = sorted((x, tuple(ids), tuple(path), length) for x, ids, path, length in rows_or_refusal(graph, query))
+    first = 2                               # the id of 0->2
+    expected = sorted((end, ids, (first, *ids), len(ids) + 1)
+                      for start, ids, end in _ordered_trails([(0, 1, "T"), (1, 0, "T"), (0, 2, "T"), (2, 2, "T"),
+                                                               (2, 2, "T")], 2, 1, 3, exclude=first))
+    assert got == expected
+
+
+def _ordered_trails(edges, start, low, high, exclude):
+    """(start, ids in path order, end) of the undirected trails from `start` avoiding `exclude`."""
+    steps = [(i, s, t) for i, (s, t, _) in enumerate(edges) if i != exclude]
+    steps += [(i, t, s) for i, s, t in steps if s != t]
+    found, walks = [], [((), start)]
+    for length in range(1, high + 1):
+        walks = [(ids + (i,), t) for ids, at in walks for i, s, t in steps if s == at and i not in ids]
+        if length >= low:
+            found += [(start, ids, end) for ids, end in walks]
+    return found
 
 
 def test_a_cycle_too_long_to_matter_is_answered(graph):
@@ -125,7 +157,7 @@ def test_other_types_cycles_do_not_matter(graph):
 def test_a_write_makes_the_check_see_the_new_cycle(graph):
     """The verdict is kept per graph state: a relationship closing a cycle is seen at once."""
     load(graph, [(0, 1, "T"), (1, 2, "T")])
-    query = "MATCH (:V {i: 0})-[:T*1..4]->(x) RETURN count(*)"
+    query = "MATCH (:V {i: 0})-[:T*]->(x) RETURN count(*)"
     assert rows_or_refusal(graph, query) == [[2]]
     graph.execute_query("MATCH (a:V {i: 2}), (b:V {i: 0}) CREATE (a)-[:T {id: 9}]->(b)")
     assert rows_or_refusal(graph, query) is None

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from extensions.algorithms.projection import Projection
-from extensions.bridges import ranges
+from extensions.bridges import range_unions, ranges
 from extensions.cypher.parser import parse
 from extensions.planner.cycles import shortest_cycle
 
@@ -64,3 +64,27 @@ def projection(edges: list[tuple[int, int]], n: int = 4) -> Projection:
 ])
 def test_shortest_cycle(edges, directed, expected):
     assert shortest_cycle(projection(edges), directed) == expected
+
+
+def union(query: str) -> str | None:
+    return range_unions.rewrite(parse(query), query)
+
+
+def test_a_range_becomes_one_branch_per_length():
+    text = union("MATCH (s:A) MATCH p = (s)-[r:T*1..2]->(x) WHERE x.k > 0 RETURN p, r")
+    assert text.startswith("MATCH (s:A) CALL { WITH s MATCH p = (s)-[__h0_0:T]->(x) WHERE x.k > 0 ")
+    assert " UNION ALL WITH s MATCH p = (s)-[__h1_0:T]->()-[__h1_1:T]->(x) WHERE x.k > 0 " in text
+    assert text.count("RETURN p, r, x") == 2 and text.endswith("} RETURN p, r")
+    parse(text)
+
+
+@pytest.mark.parametrize("query", [
+    "MATCH (a) OPTIONAL MATCH (a)-[*1..2]->(b) RETURN b",     # a CALL has no null row
+    "MATCH (a)-[*0..2]->(b) RETURN b",                       # length 0
+    "MATCH (a)-[*2..]->(b) RETURN b",                        # unbounded
+    "MATCH (a)-[*1..7]->(b) RETURN b",                       # above MAX_HOPS
+    "MATCH (a), (b) MATCH (a)-[*1..2]->(b) RETURN a",        # binds nothing new
+    "MATCH (a)-[*1..4]->(b)-[*1..4]->(c) RETURN c",          # 16 branches
+])
+def test_left_to_the_check(query):
+    assert union(query) is None
