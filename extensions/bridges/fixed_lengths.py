@@ -64,14 +64,12 @@ def _part_edits(part: A.SingleQuery, text: str, names: Iterator[str]) -> list[Ed
 
 def _fixed(rel: A.RelPattern, scope: dict[str, str]) -> bool:
     low, high = rel.length or (None, None)
-    return low is not None and low == high and writable(rel, scope)
+    return low is not None and low == high and writable(rel, scope, high)
 
 
-def writable(rel: A.RelPattern, scope: dict[str, str]) -> bool:
-    """Whether `rel`, given a fixed length up to MAX_HOPS, can be written as hops."""
-    high = rel.length[1] if rel.length is not None else None
-    return (high is not None and 1 <= high <= MAX_HOPS and rel.where is None
-            and (rel.var is None or rel.var.name not in scope)
+def writable(rel: A.RelPattern, scope: dict[str, str], hops: int) -> bool:
+    """Whether `rel` can be written as `hops` hops (1 to MAX_HOPS)."""
+    return (1 <= hops <= MAX_HOPS and rel.where is None and (rel.var is None or rel.var.name not in scope)
             and (rel.properties is None or copyable(rel.properties)))
 
 

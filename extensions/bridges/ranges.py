@@ -82,10 +82,11 @@ def _check(rel: A.RelPattern, text: str) -> RangeCheck | None:
         longest = max(longest, 1)             # an undirected self-loop comes twice at any length
     if longest < 1:
         return None
-    return RangeCheck(rel.text_in(text), _types(rel), directed, longest)
+    return RangeCheck(rel.text_in(text), relationship_types(rel), directed, longest)
 
 
-def _types(rel: A.RelPattern) -> tuple[str, ...] | None:
+def relationship_types(rel: A.RelPattern) -> tuple[str, ...] | None:
+    """The types `rel` may have, sorted; None: any (or an expression beyond `:A|B`)."""
     labels = rel.types
     if labels is None or not all(isinstance(n, (A.LabelName, A.LabelOr)) for n in labels.walk()):
         return None

@@ -24,6 +24,7 @@ from scipy.sparse.csgraph import connected_components
 from core.errors import CypherError
 
 from ..algorithms.projection import Projection, ProjectionStore, Subgraph
+from ..bridges.fixed_lengths import MAX_HOPS
 from ..bridges.ranges import RangeCheck
 from ..bridges.rule import UNSUPPORTED
 from ..registry import GraphContext
@@ -46,14 +47,20 @@ class CycleGuard:
             if cycle is not None and cycle <= check.longest:
                 raise CypherError(UNSUPPORTED, _refusal(check, cycle))
 
+    async def relationship_counts(self, ranges: list[RangeCheck], graph: GraphContext) -> dict:
+        """The number of relationships of each range's types (the longest trail it can match)."""
+        return {check.types: len((await self._projection(graph, check.types)).sources) for check in ranges}
+
+    async def _projection(self, graph: GraphContext, types: tuple[str, ...] | None) -> Projection:
+        return await self.projections.get(graph, Subgraph(types=types or ()), "id({})")
+
     async def shortest_cycle(self, graph: GraphContext, types: tuple[str, ...] | None, directed: bool) -> int | None:
         """1, 2 or 3 (3 or more) for the shortest cycle of `types` relationships, None without one."""
         key = (graph.database, graph.state, types, directed)
         if graph.state is not None and key in self._shortest:
             self._shortest.move_to_end(key)
             return self._shortest[key]
-        projection = await self.projections.get(graph, Subgraph(types=types or ()), "id({})")
-        found = shortest_cycle(projection, directed)
+        found = shortest_cycle(await self._projection(graph, types), directed)
         if graph.state is not None:
             self._shortest[key] = found
             while len(self._shortest) > MAX_VERDICTS:
@@ -87,7 +94,8 @@ def _refusal(check: RangeCheck, cycle: int) -> str:
     return (f"The variable-length relationship `{check.pattern}` cannot be matched faithfully on the "
             f"embedded FalkorDB: the graph has {kind} among its {among}, and FalkorDB's traversal "
             "never goes on from a node it has already passed, so it would miss trails that Neo4j matches "
-            "(each relationship once, nodes any number of times). Write one fixed length per MATCH "
-            "(`*1`, `*2`, ...: matched exactly) and combine them with UNION ALL, or, when only which "
+            "(each relationship once, nodes any number of times). A range with an upper bound of at most "
+            f"{MAX_HOPS} in a MATCH or OPTIONAL MATCH that binds a new variable is matched exactly; so is "
+            "one fixed length per MATCH (`*1`, `*2`, ..., combined with UNION ALL). When only which "
             "nodes are reached matters, start the range at 0 or 1, leave its relationships and path "
             "unread and return DISTINCT rows.")

@@ -147,9 +147,9 @@ class Plan:
     #: variable-length ranges the graph must allow, checked before the query runs (FalkorDB,
     #: bridges.ranges, cycles.py)
     ranges: list = field(default_factory=list)
-    #: the plan of the query with its bounded ranges written one length per UNION ALL branch, run
+    #: the text planned, from which the planner writes the ranges one length per UNION ALL branch
     #: when the graph refuses `ranges` (bridges.range_unions)
-    exact: "Plan | None" = None
+    source: str | None = None
     #: a query on no graph answered in Python (FalkorDB, temporal/query.py): (ConstantQuery,
     #: the plan to run when it cannot be computed there: a Plan, None to pass the text through,
     #: or the CypherError that planning it raised)

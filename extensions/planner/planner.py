@@ -79,6 +79,7 @@ class ExtensionPlanner:
         self.probe_cache = probe_cache
         #: the graph check of variable-length ranges (FalkorDB, cycles.py)
         self.cycles = CycleGuard()
+        self._exact_plan = lru_cache(maxsize=256)(self._capped)
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
@@ -246,35 +247,42 @@ class ExtensionPlanner:
             placeholders.update(planner.placeholders)
         if not (edits or cartesian or after or conditional or zoned or ranges or tree.options and kind == "falkordb"):
             return None
-        exact = self._exact_plan(tree, query) if ranges else None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
                     derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
-                    refusals=refusals, ranges=ranges, exact=exact)
+                    refusals=refusals, ranges=ranges,
+                    source=query if ranges else None)
 
     async def _exact(self, plan: Plan, runner) -> Plan:
-        """`plan` when the graph allows its variable-length ranges (cycles.py), else its exact
-        form (one length per UNION ALL branch, bridges.range_unions) checked the same way; the
-        graph's refusal when there is none."""
+        """`plan` when the graph allows its variable-length ranges (cycles.py), else the plan of
+        its exact form (one length per UNION ALL branch, up to the number of relationships of the
+        range's types: bridges.range_unions), checked the same way; the graph's refusal when the
+        ranges cannot be written so."""
+        graph = graph_context(runner)
         try:
-            await self.cycles.check(plan.ranges, graph_context(runner))
+            await self.cycles.check(plan.ranges, graph)
         except CypherError:
-            if plan.exact is None:
+            counts = await self.cycles.relationship_counts(plan.ranges, graph)
+            exact = self._exact_plan(plan.source, tuple(sorted(counts.items(), key=repr)))
+            if exact is None:
                 raise
-            return await self._exact(plan.exact, runner) if plan.exact.ranges else plan.exact
+            return await self._exact(exact, runner) if exact.ranges else exact
         return plan
 
-    def _exact_plan(self, tree: A.Query, query: str) -> Plan | None:
-        """The plan of `query` with its bounded ranges one length per UNION ALL branch, if any."""
-        text = bridges.range_unions.rewrite(tree, query)
+    def _capped(self, source: str, counts: tuple) -> Plan | None:
+        """The plan of `source` with its ranges one length per UNION ALL branch, each at most the
+        number of relationships of its types (`counts`: (types, number) pairs); None if none can be."""
+        most = dict(counts)
+        text = bridges.range_unions.rewrite(parse(source), source,
+                                            lambda rel: most.get(bridges.ranges.relationship_types(rel)))
         if text is None:
             return None
-        exact = parse(text)
-        return self._plan_tree(exact, text) or Plan(body=text[exact.parts[0].span[0]:], prefix=exact.prefix,
-                                                     steps=[], placeholders={})
+        tree = parse(text)
+        return self._plan_tree(tree, text) or Plan(body=text[tree.parts[0].span[0]:], prefix=tree.prefix,
+                                                   steps=[], placeholders={})
 
     @staticmethod
     async def _refusing(plan: Plan, running) -> Result:

@@ -1,7 +1,8 @@
 """Variable-length ranges (`*1..3`, `*2..`) through the driver on the embedded FalkorDB
 (extensions/bridges/ranges.py, range_unions.py, extensions/planner/cycles.py): Neo4j's rows,
-checked against trails enumerated here, or a refusal, and a refusal only of an unbounded range
-(or one from 0) on a graph with a cycle that could make FalkorDB's answer wrong. Random small multigraphs have cycles, self-loops and parallel
+checked against trails enumerated here, or a refusal, and a refusal only on a graph with a cycle
+that could make FalkorDB's answer wrong, of a range that cannot be written one length per branch
+(from 0, or unbounded over more than six relationships). Random small multigraphs have cycles, self-loops and parallel
 relationships."""
 
 from __future__ import annotations
@@ -69,22 +70,33 @@ def graph(driver):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edges=graphs, bounds=ranges, directed=st.booleans(), kind=st.sampled_from([None, "T"]))
-def test_trails_or_a_refusal(graph, edges, bounds, directed, kind):
+@given(edges=graphs, bounds=ranges, directed=st.booleans(), kind=st.sampled_from([None, "T"]),
+       form=st.sampled_from(["match", "optional", "bound"]))
+def test_trails_or_a_refusal(graph, edges, bounds, directed, kind, form):
+    """`form`: a MATCH of the path; an OPTIONAL MATCH from a bound start; an OPTIONAL MATCH between
+    two bound nodes, which binds nothing new (a row per trail, else one)."""
     load(graph, edges)
     low, high = bounds
-    length = f"*{low}..{high if high is not None else ''}"
-    arrow = "->" if directed else "-"
-    query = (f"MATCH p = (a:V)-[{':' + kind if kind else ''}{length}]{arrow}(b:V) "
-             "RETURN a.i, [r IN relationships(p) | r.id], b.i")
+    rel = f"-[{':' + kind if kind else ''}*{low}..{high if high is not None else ''}]{'->' if directed else '-'}"
+    query = {"match": f"MATCH p = (a:V){rel}(b:V) RETURN a.i, [r IN relationships(p) | r.id], b.i",
+             "optional": f"MATCH (a:V) OPTIONAL MATCH p = (a){rel}(b:V) RETURN a.i, [r IN relationships(p) | r.id], b.i",
+             "bound": f"MATCH (a:V), (b:V) OPTIONAL MATCH (a){rel}(b) RETURN a.i, b.i"}[form]
     got = rows_or_refusal(graph, query)
     event("refused" if got is None else "answered")
     if got is None:
         assert has_cycle(edges, directed, kind), f"refused on a graph without a cycle: {query}"
-        assert high is None or low == 0, f"a bounded range from 1 refused: {query}"
+        relationships = sum(1 for _, _, k in edges if kind in (None, k))
+        assert low == 0 or high is None and relationships > 6, f"a range that fits in hops refused: {query}"
         return
     expected = trails(edges, low, high if high is not None else len(edges), directed, kind)
-    assert Counter((a, tuple(sorted(ids)), b) for a, ids, b in got) == expected, query
+    if form == "bound":
+        pairs = Counter((a, b) for a, _, b in expected.elements())
+        assert Counter(map(tuple, got)) == Counter({(a, b): pairs[(a, b)] or 1 for a in range(NODES)
+                                                    for b in range(NODES)}), query
+        return
+    if form == "optional":  # a start without a trail: one row of nulls ([r IN null | ...] is null)
+        expected.update((n, None, None) for n in range(NODES) if not any(s == n for s, _, _ in expected))
+    assert Counter((a, ids if ids is None else tuple(sorted(ids)), b) for a, ids, b in got) == expected, query
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -101,17 +113,35 @@ def test_distinct_ends_are_answered_on_any_graph(graph, edges, high, directed):
 
 def test_the_measured_gaps(graph):
     """a->b->a->c misses a->b->a->c; two loops on one node find 2 trails of 4; s->x->y->x->z
-    misses z (a node other than the start passed twice): a bounded range gets Neo4j's rows (one
-    length per UNION ALL branch), an unbounded one is refused."""
+    misses z (a node other than the start passed twice): Neo4j's rows, one length per UNION ALL
+    branch (an unbounded range up to the number of relationships)."""
     load(graph, [(0, 1, "T"), (1, 0, "T"), (0, 2, "T")])
     got = rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..3]->(x) RETURN x.i ORDER BY x.i")
     assert got == [[0], [1], [2], [2]]
-    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN x.i") is None
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN x.i ORDER BY x.i") == got
     load(graph, [(0, 0, "T"), (0, 0, "T")])
     assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..2]->(x) RETURN count(*)") == [[4]]
     load(graph, [(0, 1, "T"), (1, 2, "T"), (2, 1, "T"), (1, 3, "T")])
     assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*1..4]->(x:V {i: 3}) RETURN count(*)") == [[2]]
-    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*2..]->(x:V {i: 3}) RETURN count(*)") is None
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*2..]->(x:V {i: 3}) RETURN count(*)") == [[2]]
+
+
+def test_what_cannot_be_written_per_length_is_refused(graph):
+    """A range from 0, one longer than six relationships, one in a COUNT { }."""
+    load(graph, [(0, 1, "T"), (1, 1, "T"), (1, 2, "T"), (2, 3, "T"), (3, 2, "T"), (3, 1, "T"), (0, 3, "T")])
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*0..2]->(x) RETURN count(*)") is None
+    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN count(*)") is None
+    assert rows_or_refusal(graph, "MATCH (a:V {i: 0}) RETURN COUNT { (a)-[*1..2]-() }") is None
+
+
+def test_optional_match_keeps_its_null_row(graph):
+    load(graph, [(0, 1, "T"), (1, 0, "T"), (1, 1, "T")])
+    query = ("UNWIND [0, 0, 2] AS i MATCH (s:V {i: i}) OPTIONAL MATCH p = (s)-[r:T*1..3]->(x) "
+             "RETURN s.i, x.i, size(r), length(p)")
+    got = sorted(rows_or_refusal(graph, query), key=repr)
+    trail_rows = [[0, end, len(ids), len(ids)] for start, ids, end in trails([(0, 1, "T"), (1, 0, "T"), (1, 1, "T")],
+                                                                          1, 3, True, "T").elements() if start == 0]
+    assert got == sorted(trail_rows * 2 + [[2, None, None, None]], key=repr)
 
 
 def test_the_exact_form_keeps_the_match_whole(graph):
@@ -150,15 +180,18 @@ def test_a_cycle_too_long_to_matter_is_answered(graph):
 
 def test_other_types_cycles_do_not_matter(graph):
     load(graph, [(0, 1, "T"), (1, 2, "T"), (2, 0, "U"), (0, 0, "U")])
+    edges = [(0, 1, "T"), (1, 2, "T"), (2, 0, "U"), (0, 0, "U")]
     assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[:T*]->(x) RETURN x.i ORDER BY x.i") == [[1], [2]]
-    assert rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN x.i") is None
+    got = rows_or_refusal(graph, "MATCH (:V {i: 0})-[*]->(x) RETURN x.i")
+    assert Counter(x for [x] in got) == Counter(end for start, _, end in trails(edges, 1, 4, True, None).elements()
+                                                if start == 0)
 
 
 def test_a_write_makes_the_check_see_the_new_cycle(graph):
     """The verdict is kept per graph state: a relationship closing a cycle is seen at once."""
     load(graph, [(0, 1, "T"), (1, 2, "T")])
-    query = "MATCH (:V {i: 0})-[:T*]->(x) RETURN count(*)"
-    assert rows_or_refusal(graph, query) == [[2]]
+    query = "MATCH (:V {i: 0})-[:T*0..4]->(x) RETURN count(*)"
+    assert rows_or_refusal(graph, query) == [[3]]
     graph.execute_query("MATCH (a:V {i: 2}), (b:V {i: 0}) CREATE (a)-[:T {id: 9}]->(b)")
     assert rows_or_refusal(graph, query) is None
 

@@ -79,12 +79,30 @@ def test_a_range_becomes_one_branch_per_length():
 
 
 @pytest.mark.parametrize("query", [
-    "MATCH (a) OPTIONAL MATCH (a)-[*1..2]->(b) RETURN b",     # a CALL has no null row
     "MATCH (a)-[*0..2]->(b) RETURN b",                       # length 0
     "MATCH (a)-[*2..]->(b) RETURN b",                        # unbounded
     "MATCH (a)-[*1..7]->(b) RETURN b",                       # above MAX_HOPS
-    "MATCH (a), (b) MATCH (a)-[*1..2]->(b) RETURN a",        # binds nothing new
     "MATCH (a)-[*1..4]->(b)-[*1..4]->(c) RETURN c",          # 16 branches
 ])
 def test_left_to_the_check(query):
     assert union(query) is None
+
+
+def test_an_optional_match_unwinds_its_rows_or_one_of_nulls():
+    text = union("MATCH (a) OPTIONAL MATCH (a)-[*1..2]->(b) RETURN b")
+    assert text.startswith("MATCH (a) CALL { WITH a CALL { WITH a MATCH (a)-[__h0_0]->(b) RETURN b UNION ALL ")
+    assert "WITH collect([b]) AS __hrows UNWIND CASE WHEN size(__hrows) = 0 THEN [[null]] ELSE __hrows END" in text
+    parse(text)
+
+
+def test_an_unbounded_range_up_to_the_relationships_there_are():
+    query = "MATCH (a)-[:T*2..]->(b) RETURN b"
+    assert union(query) is None
+    text = range_unions.rewrite(parse(query), query, lambda rel: 3)
+    assert text.count(" UNION ALL ") == 1 and "__h1_2" in text
+
+
+def test_a_match_binding_nothing_new_counts_its_rows():
+    text = union("MATCH (a), (b) OPTIONAL MATCH (a)-[*1..2]->(b) RETURN a")
+    assert "RETURN 1 AS __hone UNION ALL" in text and text.endswith("RETURN __hrow[0] AS __hone } WITH a, b RETURN a")
+    parse(text)
