@@ -43,10 +43,10 @@ faithfully and what to do instead:
   run, as FalkorDB's traversal stops at its start node (`fixed_lengths.py`);
 - a variable-length relationship with its upper bound below its lower one matches nothing
   (`empty_lengths.py`);
-- a variable-length range (`*1..3`) FalkorDB may answer wrongly is checked against the graph
-  before it runs; on a graph with cycles that could make it wrong a bounded one in a MATCH runs
-  as one fixed length per branch of a `CALL { ... UNION ALL ... }` (`range_unions.py`), any
-  other is refused (`ranges.py`);
+- a variable-length range (`*1..3`, `*`) FalkorDB may answer wrongly is checked against the
+  graph before it runs (`ranges.py`); on a graph with a cycle that could make it wrong, a MATCH or
+  OPTIONAL MATCH runs it as one fixed length per branch of a `CALL { ... UNION ALL ... }`
+  (`range_unions.py`), else it is refused;
 - NaN sorted as Neo4j sorts it, after every number (`nan_order.py`);
 - unicode escapes, octal and point-first float literals as FalkorDB reads them (`literals.py`);
 - `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,

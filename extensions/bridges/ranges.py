@@ -11,11 +11,12 @@ over s->x->y->x->z, `(:S)-[*1..4]->(z)` misses z: any node passed twice, not onl
 
 A trail it misses passes a node twice before its last relationship, so it holds a closed trail,
 and so a cycle, of at most `max - 1` relationships of the pattern's types (directed ones for a
-directed pattern, whichever the traversal runs from). A graph without one, and without a
+directed pattern, whichever end the traversal starts from). A graph without one, and without a
 self-loop for an undirected pattern, gets Neo4j's rows. Each range that could be wrong becomes a
 `RangeCheck` the planner runs before the query (`planner/cycles.py`: the pattern's relationships
-read once per graph state); a graph that fails it gets the query refused, saying to write one
-fixed length per MATCH (`*1`, `*2`: `fixed_lengths.py` writes each as hops, which are exact).
+read once per graph state); on a graph that fails it the planner runs the query's exact form,
+one length per branch of a `CALL { ... UNION ALL ... }` (`range_unions.py`), or refuses it where
+that form does not reach.
 
 No check where only which rows exist is seen, not how often nor along which trail: a range
 from 0 or 1 whose relationships and path are not read, in a pattern predicate, an `EXISTS { }`,
@@ -23,11 +24,6 @@ or a MATCH whose rows reach a DISTINCT projection (or only DISTINCT, `min` or `m
 through reading clauses alone. Every trail holds a simple path between its ends through its own
 relationships (a closed one a simple cycle), which FalkorDB finds, so the set of rows is Neo4j's.
 A shortest path is simple: never checked.
-
-Exactness by rewriting each length as hops under `CALL { ... UNION ALL ... }` was measured to
-work on FalkorDB for a start node imported with WITH, but splitting a MATCH around the range
-while keeping its uniqueness predicates, WHERE, paths and an OPTIONAL MATCH's null row is not
-done yet: such a range is checked like the others.
 """
 
 from __future__ import annotations

@@ -99,16 +99,19 @@ def test_trails_or_a_refusal(graph, edges, bounds, directed, kind, form):
     assert Counter((a, ids if ids is None else tuple(sorted(ids)), b) for a, ids, b in got) == expected, query
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edges=graphs, high=st.sampled_from([2, 3, None]), directed=st.booleans())
-def test_distinct_ends_are_answered_on_any_graph(graph, edges, high, directed):
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(edges=graphs, high=st.sampled_from([2, 3, None]), directed=st.booleans(),
+       form=st.sampled_from(["distinct", "predicate", "exists"]))
+def test_reached_nodes_are_answered_on_any_graph(graph, edges, high, directed, form):
     """Which nodes a range from 1 reaches is right even where FalkorDB misses trails: never refused."""
     load(graph, edges)
-    arrow = "->" if directed else "-"
-    query = f"MATCH (a:V)-[*1..{high or ''}]{arrow}(b:V) RETURN DISTINCT a.i, b.i"
+    rel = f"-[*1..{high or ''}]{'->' if directed else '-'}"
+    query = {"distinct": f"MATCH (a:V){rel}(b:V) RETURN DISTINCT a.i, b.i",
+             "predicate": f"MATCH (a:V), (b:V) WHERE (a){rel}(b) RETURN a.i, b.i",
+             "exists": f"MATCH (a:V), (b:V) WHERE EXISTS {{ MATCH (a){rel}(b) }} RETURN a.i, b.i"}[form]
     records, _, _ = graph.execute_query(query)
     expected = {(a, b) for a, _, b in trails(edges, 1, high or len(edges), directed, None)}
-    assert {(r[0], r[1]) for r in records} == expected
+    assert sorted((r[0], r[1]) for r in records) == sorted(expected), query
 
 
 def test_the_measured_gaps(graph):
