@@ -1,5 +1,5 @@
-"""Variable-length ranges (`*1..3`, `*2..`, `*`): answered where FalkorDB's traversal is exact,
-refused where the graph could make it wrong.
+"""Variable-length ranges (`*1..3`, `*2..`, `*`): run as written where FalkorDB's traversal is exact,
+else one length at a time (`range_unions.py`) or refused.
 
 Neo4j matches every trail: a walk that uses each relationship at most once, through any node
 any number of times. FalkorDB 4.16's traversal (measured on bare FalkorDB, random multigraphs
@@ -54,6 +54,8 @@ class RangeCheck:
 
 def checks(query: A.Query, text: str) -> list[RangeCheck]:
     """A check for each variable-length relationship of `query` whose rows FalkorDB may get wrong."""
+    if not any(isinstance(n, A.RelPattern) and n.length is not None for n in query.walk()):
+        return []
     exempt = _set_only(query)
     found: list[RangeCheck] = []
     for path in query.find_all(A.PathPattern):
