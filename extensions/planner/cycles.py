@@ -50,9 +50,12 @@ class CycleGuard:
             if cycle is not None and cycle <= check.longest:
                 raise CypherError(UNSUPPORTED, _refusal(check, cycle))
 
-    async def relationship_counts(self, ranges: list[RangeCheck], graph: GraphContext) -> dict:
-        """The number of relationships of each range's types (the longest trail it can match)."""
-        return {check.types: len((await self._projection(graph, check.types)).sources) for check in ranges}
+    async def relationship_counts(self, ranges: list[RangeCheck], graph: GraphContext) -> tuple:
+        """(types, number) pairs: the relationships of each range's types, the longest trail it can
+        match, counted up to MAX_HOPS + 1 (more are as many as a range written as hops can use)."""
+        counts = {check.types: min(len((await self._projection(graph, check.types)).sources), MAX_HOPS + 1)
+                  for check in ranges}
+        return tuple(sorted(counts.items(), key=repr))
 
     async def _projection(self, graph: GraphContext, types: tuple[str, ...] | None) -> Projection:
         return await self.projections.get(graph, Subgraph(types=types or ()), "id({})")

@@ -260,13 +260,15 @@ class ExtensionPlanner:
         """`plan` when the graph allows its variable-length ranges (cycles.py), else the plan of
         its exact form (one length per UNION ALL branch, up to the number of relationships of the
         range's types: bridges.range_unions), checked the same way; the graph's refusal when the
-        ranges cannot be written so."""
+        ranges cannot be written so. In a transaction that wrote, where no check is kept, an exact
+        form of the bounded ranges that leaves none to check runs without reading the graph."""
         graph = graph_context(runner)
+        if graph.state is None and (exact := self._exact_plan(plan.source, ())) is not None and not exact.ranges:
+            return exact
         try:
             await self.cycles.check(plan.ranges, graph)
         except CypherError:
-            counts = await self.cycles.relationship_counts(plan.ranges, graph)
-            exact = self._exact_plan(plan.source, tuple(sorted(counts.items(), key=repr)))
+            exact = self._exact_plan(plan.source, await self.cycles.relationship_counts(plan.ranges, graph))
             if exact is None:
                 raise
             return await self._exact(exact, runner) if exact.ranges else exact

@@ -203,3 +203,15 @@ def test_explain_is_not_checked(graph):
     load(graph, [(0, 0, "T")])
     _, summary, _ = graph.execute_query("EXPLAIN MATCH (a:V)-[*1..3]->(x) RETURN count(*)")
     assert summary.plan is not None
+
+
+def test_a_transaction_sees_the_cycle_it_wrote(graph):
+    """Inside a transaction that wrote, a bounded range runs per length without reading the graph,
+    an unbounded one is checked against the transaction's own relationships."""
+    load(graph, [(0, 1, "T"), (0, 2, "T")])
+    with graph.session() as session, session.begin_transaction() as tx:
+        tx.run("MATCH (a:V {i: 1}), (b:V {i: 0}) CREATE (a)-[:T {id: 9}]->(b)").consume()
+        for length in ("*1..3", "*"):
+            got = tx.run(f"MATCH (:V {{i: 0}})-[:T{length}]->(x) RETURN x.i ORDER BY x.i").values()
+            assert got == [[0], [1], [2], [2]], length          # a->b->a->c found
+        tx.rollback()
