@@ -16,9 +16,10 @@ once per incoming row with the imported variables (aggregates in the body too), 
 not bind a name the outer scope has (hence the import of all of it).
 
 A MATCH binding no new variable returns one `1` per row, dropped by a WITH of the variables in
-scope after the CALL. Left to the check: a range from 0, one longer than `fixed_lengths.MAX_HOPS` or more than MAX_BRANCHES lengths in all,
-one `fixed_lengths` cannot write as hops (an inline WHERE, a relationship bound earlier), hints,
-vector search, and ranges in subqueries or expressions.
+scope after the CALL. Length 0 stays `*0`, which FalkorDB matches right (the start node alone).
+Left to the check: a range longer than `fixed_lengths.MAX_HOPS`, more than MAX_BRANCHES lengths
+in all, one `fixed_lengths` cannot write as hops (an inline WHERE, a relationship bound earlier),
+hints, vector search, and ranges in subqueries or expressions.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def _lengths(match: A.Match, scope: dict[str, str], caps: Caps) -> list[tuple[A.
                 continue
             low = 1 if rel.length[0] is None else rel.length[0]
             bounds = [h for h in (rel.length[1], caps(rel)) if h is not None]
-            if low < 1 or not bounds:
+            if not bounds:
                 return None
             high = max(min(bounds), low)       # fewer relationships than `low`: `*low` matches nothing
             if not fixed_lengths.writable(rel, scope, high):

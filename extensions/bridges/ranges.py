@@ -74,6 +74,8 @@ def _check(rel: A.RelPattern, text: str) -> RangeCheck | None:
     low = 1 if low is None else low
     if high is not None and high < low:
         return None                           # matches nothing (empty_lengths.py)
+    if high == 0:
+        return None                           # no relationship: the start node alone
     directed = rel.direction in ("left", "right")
     longest = 1 << 30 if high is None else high - 1
     if not directed:
