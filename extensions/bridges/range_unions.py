@@ -19,7 +19,7 @@ A MATCH binding no new variable returns one `1` per row, dropped by a WITH of th
 scope after the CALL. Length 0 stays `*0`, which FalkorDB matches right (the start node alone).
 Left to the check: a range longer than `fixed_lengths.MAX_HOPS`, more than MAX_BRANCHES lengths
 in all, one `fixed_lengths` cannot write as hops (an inline WHERE, a relationship bound earlier),
-hints, vector search, and ranges in subqueries or expressions.
+hints, vector search, and ranges in EXISTS, COUNT and COLLECT subqueries or in expressions.
 """
 
 from __future__ import annotations
@@ -47,16 +47,25 @@ Caps = Callable[[A.RelPattern], int | None]
 
 
 def rewrite(query: A.Query, text: str, caps: Caps = lambda rel: None) -> str | None:
-    """`text` with every rewritable range MATCH as a CALL of one branch per length, or None."""
+    """`text` with every rewritable range MATCH (of the query or a `CALL { }` in it) as a CALL of
+    one branch per length, or None."""
     stems = (f"{fixed_lengths.HOP}{i}_" for i in count())
-    edits: list[tuple[tuple[int, int], str]] = []
-    for part in query.parts:
-        scope: dict[str, str] = {}
-        for clause in part.clauses:
-            if isinstance(clause, A.Match) and (union := _union(clause, scope, text, stems, caps)) is not None:
-                edits.append((clause.span, union))
-            scope = A.bindings(clause, scope)
+    edits = [edit for part in query.parts for edit in _part_edits(part, {}, text, stems, caps)]
     return splice(text, edits) if edits else None
+
+
+def _part_edits(part: A.SingleQuery, scope: dict[str, str], text: str, stems: Iterator[str],
+                caps: Caps) -> list[tuple[tuple[int, int], str]]:
+    edits = []
+    for clause in part.clauses:
+        if isinstance(clause, A.Match) and (union := _union(clause, scope, text, stems, caps)) is not None:
+            edits.append((clause.span, union))
+        elif isinstance(clause, A.CallSubquery):
+            inner = scope if clause.scope == ("*",) else {v.name: scope.get(v.name, A.VALUE)
+                                                           for v in clause.scope or ()}
+            edits += [edit for body in clause.query.parts for edit in _part_edits(body, inner, text, stems, caps)]
+        scope = A.bindings(clause, scope)
+    return edits
 
 
 def _union(match: A.Match, scope: dict[str, str], text: str, stems: Iterator[str], caps: Caps) -> str | None:

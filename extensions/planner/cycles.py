@@ -104,8 +104,9 @@ def _refusal(check: RangeCheck, cycle: int) -> str:
     return (f"The variable-length relationship `{check.pattern}` cannot be matched faithfully on the "
             f"embedded FalkorDB: the graph has {kind} among its {among}, and FalkorDB's traversal "
             "never goes on from a node it has already passed, so it would miss trails that Neo4j matches "
-            "(each relationship once, nodes any number of times). A range with an upper bound of at most "
-            f"{MAX_HOPS} in a MATCH or OPTIONAL MATCH that binds a new variable is matched exactly; so is "
-            "one fixed length per MATCH (`*1`, `*2`, ..., combined with UNION ALL). When only which "
-            "nodes are reached matters, start the range at 0 or 1, leave its relationships and path "
-            "unread and return DISTINCT rows.")
+            "(each relationship once, nodes any number of times). A range of at most "
+            f"{MAX_HOPS} relationships in a MATCH or OPTIONAL MATCH (of the query or a CALL {{ }} in it, not "
+            "in EXISTS { }, COUNT { } or an expression) is matched exactly, one length at a time: "
+            "write it so, or one fixed length per MATCH (`*1`, `*2`, ... combined with UNION ALL). "
+            "When only which nodes are reached matters, start the range at 0 or 1, leave its "
+            "relationships and path unread and return DISTINCT rows.")

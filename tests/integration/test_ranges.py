@@ -78,8 +78,9 @@ def test_trails_or_a_refusal(graph, edges, bounds, directed, kind, form):
     load(graph, edges)
     low, high = bounds
     rel = f"-[{':' + kind if kind else ''}*{low}..{high if high is not None else ''}]{'->' if directed else '-'}"
-    query = {"match": f"MATCH p = (a:V){rel}(b:V) RETURN a.i, [r IN relationships(p) | r.id], b.i",
-             "optional": f"MATCH (a:V) OPTIONAL MATCH p = (a){rel}(b:V) RETURN a.i, [r IN relationships(p) | r.id], b.i",
+    ids = "[r IN relationships(p) | r.id]"
+    query = {"match": f"MATCH p = (a:V){rel}(b:V) RETURN a.i, {ids}, b.i",
+             "optional": f"MATCH (a:V) OPTIONAL MATCH p = (a){rel}(b:V) RETURN a.i, {ids}, b.i",
              "bound": f"MATCH (a:V), (b:V) OPTIONAL MATCH (a){rel}(b) RETURN a.i, b.i"}[form]
     got = rows_or_refusal(graph, query)
     event("refused" if got is None else "answered")
@@ -220,3 +221,12 @@ def test_a_transaction_sees_the_cycle_it_wrote(graph):
             got = tx.run(f"MATCH (:V {{i: 0}})-[:T{length}]->(x) RETURN x.i ORDER BY x.i").values()
             assert got == [[0], [1], [2], [2]], length          # a->b->a->c found
         tx.rollback()
+
+
+@pytest.mark.parametrize("call", ["CALL { WITH s", "CALL (s) {"])
+def test_a_range_in_a_call_subquery(graph, call):
+    edges = [(0, 1, "T"), (1, 0, "T"), (0, 2, "T"), (2, 2, "T")]
+    load(graph, edges)
+    query = f"MATCH (s:V) {call} MATCH (s)-[*1..3]->(x) RETURN count(*) AS n }} RETURN s.i, n ORDER BY s.i"
+    counts = Counter(start for start, _, _ in trails(edges, 1, 3, True, None).elements())
+    assert rows_or_refusal(graph, query) == [[n, counts[n]] for n in range(NODES)]
