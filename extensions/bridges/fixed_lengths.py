@@ -1,7 +1,7 @@
 """A fixed-length variable-length relationship (`*3`, `*3..3`) written as that many hops.
 
-FalkorDB 4.16's variable-length traversal never continues once it has come back to its start
-node (measured: over a->b->a->c, `(:A)-[*3]->(x)` finds nothing; Neo4j, matching trails that
+FalkorDB 4.16's variable-length traversal never continues from a node it has already passed
+(measured: over a->b->a->c, `(:A)-[*3]->(x)` finds nothing; Neo4j, matching trails that
 use each relationship once, finds c; so does TCK Match6[14]). Explicit hops have no such gap, and
 `uniqueness.py` then keeps them, like any named relationships, pairwise distinct and distinct
 from the MATCH's other relationships. So before the bridges run, in each MATCH and OPTIONAL
@@ -11,9 +11,9 @@ path. When `r` is read elsewhere it is the list of the hops: inside the MATCH's 
 itself, after the MATCH bound by `WITH <the variables in scope>, [__h0, __h1, __h2] AS r` (null
 when an OPTIONAL MATCH found nothing).
 
-Not rewritten: a range (`*1..3`, `*2..`, `*`), checked against the graph's cycles before it runs
-and refused where one could make it wrong (`ranges.py`, which checks the fixed lengths left here
-too). Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
+Not rewritten here: a range (`*1..3`, `*2..`, `*`), checked against the graph's cycles before it
+runs and, where one could make it wrong, written one length per branch (`ranges.py`, which checks
+the fixed lengths left here too, and `range_unions.py`, which writes its branches with `expand`). Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
 WHERE, and variable-length relationships in MERGE, subqueries (`CALL { }`, `EXISTS { }`,
 `COUNT { }`), pattern predicates and comprehensions.
 """
