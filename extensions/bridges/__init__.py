@@ -43,6 +43,10 @@ faithfully and what to do instead:
   run, as FalkorDB's traversal stops at its start node (`fixed_lengths.py`);
 - a variable-length relationship with its upper bound below its lower one matches nothing
   (`empty_lengths.py`);
+- a variable-length range (`*1..3`, `*`) FalkorDB may answer wrongly is checked against the
+  graph before it runs (`ranges.py`); on a graph with a cycle that could make it wrong, a MATCH or
+  OPTIONAL MATCH runs it as one fixed length per branch of a `CALL { ... UNION ALL ... }`
+  (`range_unions.py`), else it is refused;
 - NaN sorted as Neo4j sorts it, after every number (`nan_order.py`);
 - unicode escapes, octal and point-first float literals as FalkorDB reads them (`literals.py`);
 - `toString()` of a float as Java writes it, or the query refused while it runs (`formatting.py`,
@@ -61,7 +65,7 @@ from core.errors import CypherError
 from ..compat import apoc_functions, stored_vectors, vector
 from ..cypher import ast as A
 from . import (aggregates, comprehensions, durations, empty_lengths, epoch, fixed_lengths, formatting, lazy_case, limits, literals,
-               nan_order, notifications, points, precedence, regex, spelling, subqueries, temporal, temporal_order,
+               nan_order, notifications, points, precedence, range_unions, ranges, regex, spelling, subqueries, temporal, temporal_order,
                uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
@@ -90,6 +94,8 @@ class Bridged:
     zoned: dict[int, str | None] = field(default_factory=dict)
     #: messages for a query refused while it runs (`Context.refuse_when`)
     refusals: list[str] = field(default_factory=list)
+    #: variable-length ranges to check against the graph before the query runs (`ranges.py`)
+    ranges: list[ranges.RangeCheck] = field(default_factory=list)
 
 
 def bridge(query: A.Query, text: str) -> Bridged:
@@ -102,7 +108,8 @@ def bridge(query: A.Query, text: str) -> Bridged:
             ranked += [(_nesting(edit, node, depth), edit) for edit in rule.apply(node, ctx)]
     edits = [edit for _, edit in sorted(ranked, key=lambda r: (r[1][0], r[1][1], r[0]))]
     cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian, ctx.after, ctx.conditional, ctx.zoned, ctx.refusals)
+    return Bridged(edits, ctx.derived, cartesian, ctx.after, ctx.conditional, ctx.zoned, ctx.refusals,
+                   ranges.checks(query, text))
 
 
 _AFTER_EDITS = {"lazy_case": lazy_case.rewrite}
@@ -145,6 +152,6 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
 
 def triggers() -> tuple:
     """(substring, regex) pairs in the shape `dialect.triggers` returns."""
-    pairs = [(rule.words, rule.regex) for rule in RULES] + list(notifications.TRIGGERS)
+    pairs = [(rule.words, rule.regex) for rule in RULES] + list(notifications.TRIGGERS) + list(ranges.TRIGGERS)
     unique = dict.fromkeys((word, regex) for words, regex in pairs for word in words)
     return tuple((word, re.compile(regex)) for word, regex in unique)

@@ -1,7 +1,7 @@
 """A fixed-length variable-length relationship (`*3`, `*3..3`) written as that many hops.
 
-FalkorDB 4.16's variable-length traversal never continues once it has come back to its start
-node (measured: over a->b->a->c, `(:A)-[*3]->(x)` finds nothing; Neo4j, matching trails that
+FalkorDB 4.16's variable-length traversal never continues from a node it has already passed
+(measured: over a->b->a->c, `(:A)-[*3]->(x)` finds nothing; Neo4j, matching trails that
 use each relationship once, finds c; so does TCK Match6[14]). Explicit hops have no such gap, and
 `uniqueness.py` then keeps them, like any named relationships, pairwise distinct and distinct
 from the MATCH's other relationships. So before the bridges run, in each MATCH and OPTIONAL
@@ -11,11 +11,9 @@ path. When `r` is read elsewhere it is the list of the hops: inside the MATCH's 
 itself, after the MATCH bound by `WITH <the variables in scope>, [__h0, __h1, __h2] AS r` (null
 when an OPTIONAL MATCH found nothing).
 
-Not rewritten, and still open on FalkorDB: a range (`*1..3`, `*2..`, `*`). Each length would be
-its own MATCH (a UNION or one subquery per length), which changes what aggregation, ORDER BY and
-later clauses see, so no exact text rewrite exists; and refusing every range would refuse the
-commonest variable-length queries, which are right whenever no trail revisits its start node.
-Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
+Not rewritten here: a range (`*1..3`, `*2..`, `*`), checked against the graph's cycles before it
+runs and, where one could make it wrong, written one length per branch (`ranges.py`, which checks
+the fixed lengths left here too, and `range_unions.py`, which writes its branches with `expand`). Also left as they are: a length above `MAX_HOPS`, a relationship bound earlier, one with an inline
 WHERE, and variable-length relationships in MERGE, subqueries (`CALL { }`, `EXISTS { }`,
 `COUNT { }`), pattern predicates and comprehensions.
 """
@@ -40,11 +38,12 @@ _ARROWS = {"right": ("-", "->"), "left": ("<-", "-"), "none": ("-", "-"), "both"
 Edit = tuple[int, int, str]
 
 
-def expand(query: A.Query, text: str) -> str | None:
-    """`text` with every fixed-length variable-length relationship of a MATCH written as hops,
-    or None when there is none. Only the query's own MATCH clauses: in a subquery, `EXISTS { }`
-    or `COUNT { }` the hops would need uniqueness predicates `uniqueness.py` cannot always add."""
-    names = (f"{HOP}{i}" for i in count())
+def expand(query: A.Query, text: str, stem: str = HOP) -> str | None:
+    """`text` with every fixed-length variable-length relationship of a MATCH written as hops
+    (named `stem` and a number), or None when there is none. Only the query's own MATCH clauses:
+    in a subquery, `EXISTS { }` or `COUNT { }` the hops would need uniqueness predicates
+    `uniqueness.py` cannot always add."""
+    names = (f"{stem}{i}" for i in count())
     edits: list[Edit] = []
     for part in query.parts:
         edits += _part_edits(part, text, names)
@@ -65,8 +64,12 @@ def _part_edits(part: A.SingleQuery, text: str, names: Iterator[str]) -> list[Ed
 
 def _fixed(rel: A.RelPattern, scope: dict[str, str]) -> bool:
     low, high = rel.length or (None, None)
-    return (rel.length is not None and low is not None and low == high and 1 <= low <= MAX_HOPS
-            and rel.where is None and (rel.var is None or rel.var.name not in scope)
+    return low is not None and low == high and writable(rel, scope, high)
+
+
+def writable(rel: A.RelPattern, scope: dict[str, str], hops: int) -> bool:
+    """Whether `rel` can be written as `hops` hops (1 to MAX_HOPS)."""
+    return (1 <= hops <= MAX_HOPS and rel.where is None and (rel.var is None or rel.var.name not in scope)
             and (rel.properties is None or copyable(rel.properties)))
 
 

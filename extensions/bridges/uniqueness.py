@@ -29,10 +29,11 @@ after the MATCH as its part of the path's relationships, put in path order by th
 Fresh names never reach the client: a later `RETURN *` / `WITH *` lists the user's variables.
 Pattern comprehensions (and `EXISTS { }` / `COUNT { }` in a projection, through `dialect`) get
 the same predicates in their WHERE; a MERGE or a pattern predicate that would need them cannot
-take a WHERE and is refused. FalkorDB's variable-length traversal never continues through its
-start node again (over two loops on one node `*2..2` finds nothing): a fixed length arrives here
-already written as hops (`fixed_lengths.py`, whose names `RETURN *` leaves out); a range stays
-wrong (see there).
+take a WHERE and is refused. FalkorDB's variable-length traversal never continues from a node
+it has already passed (over two loops on one node `*2..2` finds nothing): a fixed length arrives
+here already written as hops (`fixed_lengths.py`, whose names `RETURN *` leaves out); a range is
+checked against the graph's cycles and, where one could matter, written one length per branch
+(`ranges.py`, `range_unions.py`).
 """
 
 from __future__ import annotations

@@ -144,6 +144,12 @@ class Plan:
     zoned: dict = field(default_factory=dict)
     #: why the query may be refused while it runs (FalkorDB, bridges.rule.Context.refuse_when)
     refusals: list = field(default_factory=list)
+    #: variable-length ranges the graph must allow, checked before the query runs (FalkorDB,
+    #: bridges.ranges, cycles.py)
+    ranges: list = field(default_factory=list)
+    #: the text planned, from which the planner writes the ranges one length per UNION ALL branch
+    #: when the graph refuses `ranges` (bridges.range_unions)
+    source: str | None = None
     #: a query on no graph answered in Python (FalkorDB, temporal/query.py): (ConstantQuery,
     #: the plan to run when it cannot be computed there: a Plan, None to pass the text through,
     #: or the CypherError that planning it raised)

@@ -36,6 +36,7 @@ from .. import bridges, dialect, trimmed_index
 from ..compat import apoc_upstream
 from . import bind, existence
 from .arguments import constant
+from .cycles import CycleGuard
 from .late import LateStep
 from ..cypher import ast as A
 from ..cypher import semantics
@@ -79,6 +80,9 @@ class ExtensionPlanner:
         self.constraints = constraints if backend_kind == "falkordb" else None
         self.backend_kind = backend_kind
         self.probe_cache = probe_cache
+        #: the graph check of variable-length ranges (FalkorDB, cycles.py)
+        self.cycles = CycleGuard()
+        self._exact_plan = lru_cache(maxsize=256)(self._capped)
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
@@ -126,6 +130,8 @@ class ExtensionPlanner:
                     raise plan from None
         if plan is None:
             return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
+        if plan.ranges and plan.prefix != "EXPLAIN":
+            plan = await self._exact(plan, runner)
         if plan.local is not None:
             return await self._answer_locally(plan.local, plan.prefix, params, runner)
         if plan.command is not None:
@@ -242,12 +248,12 @@ class ExtensionPlanner:
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
         edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian, after, conditional, zoned, refusals = {}, [], set(), {}, {}, []
+        derived, cartesian, after, conditional, zoned, refusals, ranges = {}, [], set(), {}, {}, [], []
         if kind == "falkordb":
             bridged = bridges.bridge(tree, query)
             edits += bridged.edits
             derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
-            conditional, zoned, refusals = bridged.conditional, bridged.zoned, bridged.refusals
+            conditional, zoned, refusals, ranges = bridged.conditional, bridged.zoned, bridged.refusals, bridged.ranges
         elif self.serve_apoc:
             edits += apoc_upstream.function_edits(tree, query)
         edits.sort(key=lambda e: (e[0], e[1]))
@@ -260,7 +266,7 @@ class ExtensionPlanner:
             steps += planner.steps
             placeholders.update(planner.placeholders)
             refusals = [*refusals, *planner.refusals]
-        if not (edits or cartesian or after or conditional or zoned or tree.options and kind == "falkordb"):
+        if not (edits or cartesian or after or conditional or zoned or ranges or tree.options and kind == "falkordb"):
             return None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
@@ -268,7 +274,38 @@ class ExtensionPlanner:
                     local=local_call(self.registry, kind, tree),
                     options=tree.options if kind != "falkordb" else None,
                     derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
-                    refusals=refusals)
+                    refusals=refusals, ranges=ranges,
+                    source=query if ranges else None)
+
+    async def _exact(self, plan: Plan, runner) -> Plan:
+        """`plan` when the graph allows its variable-length ranges (cycles.py), else the plan of
+        its exact form (one length per UNION ALL branch, up to the number of relationships of the
+        range's types: bridges.range_unions), checked the same way; the graph's refusal when the
+        ranges cannot be written so. In a transaction that wrote, where no check is kept, an exact
+        form of the bounded ranges that leaves none to check runs without reading the graph."""
+        graph = graph_context(runner)
+        if graph.state is None and (exact := self._exact_plan(plan.source, ())) is not None and not exact.ranges:
+            return exact
+        try:
+            await self.cycles.check(plan.ranges, graph)
+        except CypherError:
+            exact = self._exact_plan(plan.source, await self.cycles.relationship_counts(plan.ranges, graph))
+            if exact is None:
+                raise
+            return await self._exact(exact, runner) if exact.ranges else exact
+        return plan
+
+    def _capped(self, source: str, counts: tuple) -> Plan | None:
+        """The plan of `source` with its ranges one length per UNION ALL branch, each at most the
+        number of relationships of its types (`counts`: (types, number) pairs); None if none can be."""
+        most = dict(counts)
+        text = bridges.range_unions.rewrite(parse(source), source,
+                                            lambda rel: most.get(bridges.ranges.relationship_types(rel)))
+        if text is None:
+            return None
+        tree = parse(text)
+        return self._plan_tree(tree, text) or Plan(body=text[tree.parts[0].span[0]:], prefix=tree.prefix,
+                                                   steps=[], placeholders={})
 
     @staticmethod
     async def _refusing(plan: Plan, running) -> Result:

@@ -9,7 +9,7 @@ import math
 
 import neo4j
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 MOVIES = ("CREATE (tom:Person {name: 'Tom'}), (meg:Person {name: 'Meg'}), (kev:Person {name: 'Kevin'}), "
@@ -61,7 +61,7 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH (:Chain {k: 2})<-[rs:NEXT*2]-(x) RETURN [r IN rs | r.i]", [[[2, 1]]]),
     ("MATCH (x)-[rs:NEXT*2]->(:Chain {k: 2}) RETURN [r IN rs | r.i], last(rs).i", [[[1, 2], 2]]),
     ("MATCH (x:Chain {k: 0})-[rs:NEXT*]-(y) WHERE last(rs).i = 2 RETURN [r IN rs | r.i]", [[[1, 2]]]),
-    ("MATCH (a:One), (b:Two) OPTIONAL MATCH (a)-[r*]-(b) WHERE r IS NULL RETURN labels(b), r", [[["Two"], None]]),
+    ("MATCH (a:One), (b:Two) OPTIONAL MATCH (a)-[r:R*]-(b) WHERE r IS NULL RETURN labels(b), r", [[["Two"], None]]),
     ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*]->(y) WHERE size(rs) = 2 RETURN [r IN rs | r.i]",
      [[[1, 2]]]),
     # a pattern comprehension keeps the rows whose projection is null (bridges/comprehensions.py)
@@ -238,9 +238,6 @@ def _brute_force(edges, paths) -> int:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(edges=graphs, paths=patterns)
 def test_counts_are_unique_relationship_matches(clean_graph, edges, paths):
-    # FalkorDB's variable-length traversal never continues after a self-loop (over two loops on
-    # one node `*2..2` finds nothing); no rewrite reaches that, see the README.
-    assume(not (any(hops for path in paths for _, _, hops in path) and any(a == b for a, b, _ in edges)))
     clean_graph.execute_query("MATCH (n) DETACH DELETE n")
     clean_graph.execute_query(
         "UNWIND range(0, 3) AS i CREATE (:N {i: i}) WITH count(*) AS done "
@@ -249,4 +246,24 @@ def test_counts_are_unique_relationship_matches(clean_graph, edges, paths):
         "FOREACH (_ IN CASE WHEN e[2] = 'B' THEN [1] ELSE [] END | CREATE (a)-[:B]->(b))",
         edges=[list(e) for e in edges])
     query = f"MATCH {_cypher(paths)} RETURN count(*)"
-    assert values(clean_graph, query) == [[_brute_force(edges, paths)]], query
+    try:
+        got = values(clean_graph, query)
+    except neo4j.exceptions.ClientError as exc:     # a range on a graph with a cycle (bridges/ranges.py)
+        assert "one fixed length per MATCH" in exc.message and _has_cycle(edges), query
+        return
+    assert got == [[_brute_force(edges, paths)]], query
+
+
+def _has_cycle(edges) -> bool:
+    """A cycle of any relationships, directions ignored (a loop, two between one pair, or more)."""
+    groups = list(range(4))
+
+    def root(node):
+        while groups[node] != node:
+            node = groups[node]
+        return node
+    for a, b, _ in edges:
+        if root(a) == root(b):
+            return True
+        groups[root(a)] = root(b)
+    return False
