@@ -340,7 +340,7 @@ class ExtensionPlanner:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
-        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above, params)
+        return await self._compute(site, distinct, runner, site.ext.offload(len(rows)), params)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
                        params: dict[str, Any]) -> dict[str, Any]:
@@ -443,7 +443,7 @@ class ExtensionPlanner:
 
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
                                params: dict[str, Any]) -> dict[str, Any]:
-        offload = len(node_side) * len(values_rows) > site.ext.offload_above
+        offload = site.ext.offload(len(node_side) * len(values_rows))
         value_side = _value_side(plan, values_rows, self.backend_kind)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
