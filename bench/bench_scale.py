@@ -11,7 +11,7 @@ N x u^2 for u uniform) so that scores differ as in real graphs, not a regular gr
 point (pseudo-random over northern Europe), and the first TS_NODES Items 10 years of monthly
 `oil` series (the timeseries store, keyed by `id`). Building it takes minutes; set
 BENCH_SCALE_DIR to a directory to keep it there and reuse it on the next run (the proxy's data
-directory: the servers reload it at start).
+directory: the servers reload it at start). BENCH_SCALE_ROWS picks rows by name.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ from tests.harness import PASSWORD, USER, ProxyProcess
 N = int(os.environ.get("BENCH_SCALE_NODES", 1_000_000))
 RELS_PER_NODE = int(os.environ.get("BENCH_SCALE_RELS_PER_NODE", 2))
 BATCH = 100_000
+#: Comma-separated words: only the rows whose name holds one of them (e.g. "pagerank,nearest").
+ONLY = [w for w in os.environ.get("BENCH_SCALE_ROWS", "").split(",") if w]
 #: Relationships per write (a bigger one can pass the 30 s write timeout on a loaded machine).
 RELATIONSHIP_BATCH = 25_000
 #: Seconds the proxy may take to start on the kept graph (it reloads it and re-syncs the replica).
@@ -168,6 +170,8 @@ def measure(proxy: ProxyProcess) -> None:
             print(f"(locations set in {_timed(lambda: add_locations(driver)):.0f} s)", flush=True)
         print(f"graph: {N:,} Item nodes, {N * RELS_PER_NODE:,} LINKS; {memory(proxy)} at start", flush=True)
         for name, query, params, times, baseline_query in ROWS:
+            if ONLY and not any(word in name for word in ONLY):
+                continue
             baseline = min(_timed(lambda: _auto_commit(driver, baseline_query, {})) for _ in range(2))
             seconds = min(_timed(lambda: _auto_commit(driver, query, params)) for _ in range(times))
             print(f"{name:<50} {seconds:8.3f} s   {_BASELINE_NAMES[baseline_query]:<24} {baseline:7.3f} s   "

@@ -4,7 +4,7 @@ the rewritten text) and its parts. Building it is `probe.py`'s job, running it `
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import bind
@@ -52,11 +52,18 @@ class Site:
     marker: str = ""
 
     @property
+    def nulls(self) -> bind.Lookup:
+        """Where the cut reads the nodes kept with a null value (true for each): in `lookup` a
+        null reads the same as a node left out."""
+        return replace(self.lookup, param=nulls_param(self.lookup.param))
+
+    @property
     def cut(self) -> str:
         """The clause that drops the rows whose value was not bound (outside the top k); rows
-        without the node (OPTIONAL MATCH) read null either way and are kept."""
+        without the node (OPTIONAL MATCH) read null either way and are kept, as are the nodes
+        kept with a null value."""
         entity = self.args[self.index_arg].text
-        return f"WITH * WHERE {entity} IS NULL OR {self.lookup.text} IS NOT NULL "
+        return f"WITH * WHERE {entity} IS NULL OR {self.lookup.text} IS NOT NULL OR {self.nulls.text} IS NOT NULL "
 
     def edits(self, bound: dict[str, Any]) -> list[tuple[str, str]]:
         """(marker, cut) when `bound` holds only the rows the query needs, else (marker, "")."""
@@ -68,6 +75,11 @@ class Site:
 def cut_param(param: str) -> str:
     """The flag bound with a call's values when they are only the rows its projection needs."""
     return f"{param}_cut"
+
+
+def nulls_param(param: str) -> str:
+    """The parameter of the nodes a cut keeps with a null value (`Site.nulls`)."""
+    return f"{param}_nulls"
 
 
 @dataclass

@@ -398,7 +398,7 @@ class ExtensionPlanner:
             distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
         else:
             distinct = _distinct_arguments(site, rows, self.backend_kind)
-        return await self._compute(site, distinct, runner, len(rows) > site.ext.offload_above, params)
+        return await self._compute(site, distinct, runner, site.ext.offload(len(rows)), params)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
                        params: dict[str, Any]) -> dict[str, Any]:
@@ -456,8 +456,6 @@ class ExtensionPlanner:
         scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
                                             *next(iter(value_side.values())))
         values = np.concatenate([np.zeros(0), *scored])
-        if np.isnan(values).any():
-            return None
         keys = [key for _, ids, keys in groups for key in (ids.tolist() if keys is None else keys)]
         return _bind_cut(site, keys, values, params)
 
@@ -501,7 +499,7 @@ class ExtensionPlanner:
 
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
                                params: dict[str, Any]) -> dict[str, Any]:
-        offload = len(node_side) * len(values_rows) > site.ext.offload_above
+        offload = site.ext.offload(len(node_side) * len(values_rows))
         value_side = _value_side(plan, values_rows, self.backend_kind)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
@@ -700,20 +698,35 @@ def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple,
 
 
 def _bind_cut(site: Site, nodes: list, values: list | np.ndarray, params: dict[str, Any]) -> dict[str, Any]:
-    """One value per node (a list, or an array of numbers) -> the parameters of the nodes whose
-    rows the query needs (`reduce.plan_projection`), flagged so that the text drops the others
-    (`Site.edits`); all of them when a value is null (ordered first when descending, kept by no
-    cut) or not a number."""
+    """One value per node (a list, or an array of numbers with NaN for null) -> the parameters of
+    the nodes whose rows the query needs (`reduce.plan_projection`), flagged so that the text
+    drops the others (`Site.edits`); the kept nodes whose value is null are bound apart
+    (`Site.nulls`). All of them when a value is not a number."""
     if isinstance(values, np.ndarray):
-        numbers, values = values, values.tolist()
+        numbers, null = values, np.isnan(values)
+        values = np.where(null, None, values).tolist() if null.any() else values.tolist()
     else:
-        numbers = None if any(v is None or isinstance(v, bool) for v in values) else np.array(values)
+        numbers, null = _numbers(values), np.array([v is None for v in values], dtype=bool)
     keep = site.reduction.keep(numbers, params) if numbers is not None and numbers.dtype.kind in "if" else None
     if keep is None:
         return site.lookup.bind_grid(nodes, [()], [[value] for value in values])
-    kept = np.flatnonzero(keep).tolist()
+    kept = np.flatnonzero(keep & ~null).tolist()
+    nulls = np.flatnonzero(keep & null).tolist()
     bound = site.lookup.bind_grid([nodes[i] for i in kept], [()], [[values[i]] for i in kept])
+    bound.update(site.nulls.bind_grid([nodes[i] for i in nulls], [()], [[True]] * len(nulls)))
     return {**bound, cut_param(site.lookup.param): True}
+
+
+def _numbers(values: list) -> np.ndarray | None:
+    """The values as an array of numbers (NaN for null); None when one is neither, or an integer
+    a float would round."""
+    if any(isinstance(v, bool) or not isinstance(v, (int, float, type(None))) for v in values):
+        return None
+    if any(v is None for v in values):
+        if any(isinstance(v, int) and abs(v) > 2**53 for v in values):
+            return None
+        return np.array([np.nan if v is None else v for v in values], dtype=float)
+    return np.array(values)
 
 
 def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:

@@ -14,8 +14,10 @@ its own (ties at the cut included):
   least the (skip + limit)-th largest (at most the smallest, ascending). Every row of the first
   skip + limit has such a value; rows carried in from before the CALL repeat each algorithm row
   and keep that true.
-Anything else (a MATCH between, an ORDER BY on another key first, NaN among the values, a
-LIMIT that is not a non-negative integer) binds every row, as before.
+Rows whose value is NaN (a null: a node without the text) fail every threshold and pass every
+top k: wherever the database orders them, the rows with a number that can reach the result are
+still those at or past the cut among the numbers. Anything else (a MATCH between, an ORDER BY on
+another key first, a LIMIT that is not a non-negative integer) binds every row, as before.
 
 An extension call whose value depends on one node only (`text_score(n, 'name', $q) AS s`) is
 reduced the same way when it is a whole item of a WITH/RETURN (`plan_projection`): the rows of
@@ -62,15 +64,16 @@ class Reduction:
             if isinstance(bound, (int, float)) and not isinstance(bound, bool):
                 mask &= _COMPARE[op](values, bound)
         rows = self._top_rows(params)
-        if rows is not None and not np.isnan(values[mask].astype(float)).any():
-            candidates = values[mask]
-            if rows == 0:
-                mask[:] = False
-            elif rows < len(candidates):
+        if rows == 0:
+            mask[:] = False
+        elif rows is not None:
+            missing = np.isnan(values) if values.dtype.kind == "f" else np.zeros(len(values), dtype=bool)
+            candidates = values[mask & ~missing]
+            if rows < len(candidates):
                 if self.top.descending:
-                    mask &= values >= np.partition(candidates, len(candidates) - rows)[len(candidates) - rows]
+                    mask &= missing | (values >= np.partition(candidates, len(candidates) - rows)[len(candidates) - rows])
                 else:
-                    mask &= values <= np.partition(candidates, rows - 1)[rows - 1]
+                    mask &= missing | (values <= np.partition(candidates, rows - 1)[rows - 1])
         return None if mask.all() else mask
 
     def resolved(self, params: dict[str, Any]) -> tuple:

@@ -5,9 +5,13 @@ geometry is: a property key (`f.geometry` written in a query reads key 'geometry
 the node itself, whose geometry is the first present of its label's configured properties
 (`SpatialConfig`; by default location, geometry, wkt, geojson, lat/lon, latitude/longitude).
 
-Layers are read from the graph with `GraphContext.read_all` (where the client's query runs, in
-batches that leave the event loop free between them: a million points take seconds to decode)
-and cached under the graph's state token, which every write passing through the proxy changes:
+Layers are read from the graph where the client's query runs. On FalkorDB a label's layer is
+read in windows of node ids (`extensions/windows.py`): per window, the ids and coordinates of
+its points as JSON lists of numbers parsed in numpy, and the other values (texts, maps,
+lat/lon pairs) as rows; a million points: ~1 s of FalkorDB and ~0.2 s of parsing, against
+~6 s as a million rows decoded one by one. Elsewhere (Neo4j, nodes without a label) the rows
+stream with `GraphContext.read_all`, in batches that leave the event loop free between them.
+Layers are cached under the graph's state token, which every write passing through the proxy changes:
 the next query after a write reloads the layers it uses, so it sees the new shapes. Inside a
 transaction that wrote (state None) layers are read afresh and not cached. Nodes without a
 label are read by id, uncached.
@@ -26,7 +30,9 @@ import numpy as np
 import shapely
 
 from extensions.cypher.render import name as quote_name
+from extensions.describe.sample import falkordb_id_bound
 from extensions.registry import GraphContext, NodeRef, PropertyRef
+from extensions.windows import in_windows, joined, json_numbers
 from core.errors import argument_error
 
 from .geometry import parse_column
@@ -39,6 +45,8 @@ DEFAULT_SOURCES: tuple = ("location", "geometry", "wkt", "geojson", ("lat", "lon
 CONFIG_FILE = "spatial.json"
 #: Above this many values a layer is parsed in a worker thread.
 _PARSE_INLINE = 2_000
+#: Nodes of the label per window of the FalkorDB read (~7 MB of JSON text for points).
+WINDOW_NODES = 200_000
 
 
 @dataclass(frozen=True)
@@ -93,9 +101,17 @@ class Layer:
     @classmethod
     def from_rows(cls, name: str, rows: Sequence[Sequence]) -> "Layer":
         """A layer from (node id, stored value) rows."""
-        ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        geoms, bad = parse_column([row[1] for row in rows], name)
-        keep = np.ones(len(rows), dtype=bool)
+        return cls.from_points(name, np.empty(0, dtype=np.int64), np.empty(0), np.empty(0), rows)
+
+    @classmethod
+    def from_points(cls, name: str, point_ids: np.ndarray, longitudes: np.ndarray, latitudes: np.ndarray,
+                    rows: Sequence[Sequence]) -> "Layer":
+        """A layer from its points as arrays and its other (node id, stored value) rows."""
+        ids = np.concatenate([point_ids, np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))])
+        parsed, bad = parse_column([row[1] for row in rows], name)
+        geoms = np.concatenate([shapely.points(longitudes, latitudes), parsed])
+        bad = {len(point_ids) + i: message for i, message in bad.items()}
+        keep = np.ones(len(ids), dtype=bool)
         keep[list(bad)] = False
         keep &= ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))      # neither is a geometry
         order = np.argsort(ids[keep], kind="stable")
@@ -182,16 +198,54 @@ class GeometryStore:
     async def _read(self, graph: GraphContext, label: str | None, source: str,
                     ids: list[int] | None = None) -> Layer:
         sources = self.config.sources(label) if source == NODE else (source,)
+        name = (label or "node") + ("" if source == NODE else f".{source}")
+        if graph.kind == "falkordb" and label is not None:
+            return await _read_windows(graph, label, await _used_sources(graph, sources), name)
         expr = geometry_expr("n", sources)
         if label is None:
             match, params = "MATCH (n) WHERE id(n) IN $ids", {"ids": list(ids or ())}
         else:
             match, params = f"MATCH (n:{quote_name(label)})", {}
         rows = await graph.read_all(f"{match} WITH n, {expr} AS g WHERE g IS NOT NULL RETURN id(n), g", params)
-        name = (label or "node") + ("" if source == NODE else f".{source}")
         if len(rows) > _PARSE_INLINE:
             return await asyncio.to_thread(Layer.from_rows, name, rows)
         return Layer.from_rows(name, rows)
+
+
+async def _used_sources(graph: GraphContext, sources: tuple) -> tuple:
+    """The sources whose property keys the graph has (FalkorDB's key table: constant time). The
+    sources are a coalesce FalkorDB evaluates whole on every node (a million: 0.75 s for the
+    six default ones, 0.1 s for `location` alone), so the ones no node can hold are left out."""
+    keys = {row[0] for row in await graph.read("CALL db.propertyKeys()", {})}
+    return tuple(s for s in sources if all(k in keys for k in ((s,) if isinstance(s, str) else s)))
+
+
+async def _read_windows(graph: GraphContext, label: str, sources: tuple, name: str) -> Layer:
+    """A label's layer from FalkorDB, a window of node ids at a time (the module docstring)."""
+    if not sources:
+        return Layer.from_rows(name, [])
+    expr = geometry_expr("n", sources)
+    [[nodes]] = await graph.read("MATCH (n) RETURN count(n)", {})
+    [[labelled]] = await graph.read(f"MATCH (n:{quote_name(label)}) RETURN count(n)", {})
+    span = await falkordb_id_bound(graph.read, nodes)
+    width = max(1, -(-span * WINDOW_NODES // max(labelled, 1)))      # ids holding ~WINDOW_NODES of the label
+    # FalkorDB evaluates both branches of a CASE: `g.longitude` is read from `pt`, null unless a point.
+    query = (f"MATCH (n:{quote_name(label)}) WHERE id(n) >= $lo AND id(n) < $hi "
+             f"WITH id(n) AS i, {expr} AS g WHERE g IS NOT NULL WITH i, g, typeOf(g) = 'Point' AS p "
+             "WITH i, CASE WHEN p THEN g END AS pt, CASE WHEN p THEN null ELSE g END AS other "
+             "RETURN toJSON(collect(CASE WHEN pt IS NOT NULL THEN i END)), toJSON(collect(pt.longitude)), "
+             "toJSON(collect(pt.latitude)), collect(CASE WHEN other IS NOT NULL THEN [i, other] END)")
+
+    async def read_window(low: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+        [[ids, longitudes, latitudes, others]] = await graph.read(query, {"lo": low, "hi": low + width})
+        return json_numbers(ids, np.int64), json_numbers(longitudes), json_numbers(latitudes), others
+
+    windows = await in_windows(read_window, range(0, span, width))
+    columns = (joined([w[0] for w in windows]), *(joined([w[k] for w in windows], np.float64) for k in (1, 2)))
+    rows = [row for w in windows for row in w[3]]
+    if len(columns[0]) + len(rows) > _PARSE_INLINE:
+        return await asyncio.to_thread(Layer.from_points, name, *columns, rows)
+    return Layer.from_points(name, *columns, rows)
 
 
 def lookup(layers: dict[tuple, Layer], refs: Sequence) -> np.ndarray:

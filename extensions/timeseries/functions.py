@@ -255,5 +255,6 @@ def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:
     ]
     return [Extension(name=name, arg_kinds=kinds, min_args=min_args, evaluate=partial(evaluator.evaluate, name),
                       node_properties=key_properties, signature=signature,
-                      evaluate_product=partial(evaluator.evaluate_product, name), data_version=store.version)
+                      evaluate_product=partial(evaluator.evaluate_product, name), data_version=store.version,
+                      cold=store.cold)
             for name, kinds, min_args, signature in specs]

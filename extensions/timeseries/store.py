@@ -109,8 +109,7 @@ class _Channel:
             missing = np.isnan(self.values)
             # Per-key (segmented) cumulative sums: a global cumsum would lose precision on
             # small series late in a big array. Counts are exact integers, so global is fine.
-            row_key = np.repeat(np.arange(len(self._offsets) - 1), np.diff(self._offsets))
-            csum = pd.Series(np.where(missing, 0.0, self.values)).groupby(row_key).cumsum().to_numpy()
+            csum = segmented_cumsum(np.where(missing, 0.0, self.values), self._offsets)
             count = np.zeros(len(self.values) + 1, dtype=np.int32 if len(self.values) < 2**31 else np.int64)
             np.cumsum(~missing, out=count[1:])
             self._present = np.flatnonzero(~missing)
@@ -135,6 +134,20 @@ class _Channel:
     def nbytes(self) -> int:
         arrays = (self.padded, self._csum, self._count, self._present)
         return sum(a.nbytes for a in arrays if a is not None)
+
+
+def segmented_cumsum(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The cumulative sum of each segment `values[offsets[k]:offsets[k + 1]]` on its own. Runs of
+    neighbouring segments of one length are a 2-D block summed along its rows in one call
+    (12M values in 100k series of 120: 0.1 s, against 0.9 s for pandas' groupby cumsum)."""
+    out = np.empty_like(values)
+    lengths = np.diff(offsets)
+    edges = np.concatenate([[0], np.flatnonzero(np.diff(lengths)) + 1, [len(lengths)]]) if len(lengths) else [0]
+    for first, end in zip(edges[:-1], edges[1:]):
+        length, low, high = lengths[first], offsets[first], offsets[end]
+        if length:
+            np.cumsum(values[low:high].reshape(-1, length), axis=1, out=out[low:high].reshape(-1, length))
+    return out
 
 
 class LoadedSeries:
@@ -320,6 +333,15 @@ class TimeseriesStore:
                 return loaded
             raise KeyError(f"Timeseries store for label {label!r} kept changing while loading")
 
+    def cold(self) -> bool:
+        """Whether a label's series are not loaded, or changed on disk since: the next call on
+        it loads them (12M values: ~1 s)."""
+        return any(not self._loaded(label) for label in self.labels())
+
+    def _loaded(self, label: str) -> bool:
+        entry = self._cache.get(label)
+        return entry is not None and entry.token == self._token(label)
+
     def version(self) -> tuple:
         """Changes whenever a label's series are written, replaced or removed (for caches of
         values computed from them): each label's link target (`write` makes a new generation),
@@ -458,19 +480,44 @@ def _prepare(label: str, frame: pd.DataFrame, key_property: str, resolution: str
 
 
 def _load(directory: Path) -> LoadedSeries:
-    """Read one generation directory into a LoadedSeries."""
+    """Read one generation directory into a LoadedSeries, a column at a time in Arrow: keys read
+    as a dictionary (a code per row, no string per row) and times converted once per distinct
+    time (12M rows: ~0.6 s, against 2.5 s converting every row)."""
     meta = _read_meta(directory)
-    table = pq.read_table(directory / SERIES_FILE, columns=["key", "time", *meta.channels])
-    encoded = pc.dictionary_encode(table.column("key").combine_chunks())
-    dictionary = canonical_keys(pd.Series(encoded.dictionary.to_pylist(), dtype=object)).to_numpy()
-    keys, remap = np.unique(dictionary.astype(str), return_inverse=True)
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    row_key = remap[indices].astype(np.int32)
-    time_array = table.column("time").to_numpy()
-    if not np.issubdtype(time_array.dtype, np.datetime64):
-        time_array = pd.to_datetime(time_array).to_numpy(dtype="datetime64[s]")
-    times = periods_from_datetimes(meta.resolution, time_array)
+    path = directory / SERIES_FILE
+    strings = pa.types.is_string(pq.read_schema(path).field("key").type)
+    table = pq.read_table(path, columns=["key", "time", *meta.channels], read_dictionary=["key"] if strings else None)
+    keys, row_key = _key_codes(table.column("key"))
+    times = _periods(meta.resolution, table.column("time"))
     values = {name: table.column(name).cast(pa.float64()).to_numpy() for name in meta.channels}
-    del table, encoded
+    del table
     pa.default_memory_pool().release_unused()  # return Arrow's read buffers to the OS
     return LoadedSeries(meta, keys.astype(object), row_key, times, values)
+
+
+def _key_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted canonical keys, the index of each row's key among them)."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    column = column.unify_dictionaries()
+    chunks = column.chunks
+    dictionary = chunks[0].dictionary if chunks else pa.array([], pa.string())
+    canonical = canonical_keys(pd.Series(dictionary.to_pylist(), dtype=object)).to_numpy()
+    keys, remap = np.unique(canonical.astype(str), return_inverse=True)
+    indices = [c.indices.to_numpy(zero_copy_only=False) for c in chunks]
+    return keys, remap.astype(np.int32)[np.concatenate(indices) if indices else np.empty(0, dtype=np.int32)]
+
+
+def _periods(resolution: str, column: pa.ChunkedArray) -> np.ndarray:
+    """Each row's period number (int32), computed once per distinct time of each chunk."""
+    out = np.empty(len(column), dtype=np.int32)
+    at = 0
+    for chunk in column.chunks:
+        encoded = pc.dictionary_encode(chunk)
+        distinct = encoded.dictionary.to_numpy(zero_copy_only=False)
+        if not np.issubdtype(distinct.dtype, np.datetime64):
+            distinct = pd.to_datetime(distinct).to_numpy(dtype="datetime64[s]")
+        periods = periods_from_datetimes(resolution, distinct).astype(np.int32)
+        np.take(periods, encoded.indices.to_numpy(zero_copy_only=False), out=out[at:at + len(chunk)])
+        at += len(chunk)
+    return out

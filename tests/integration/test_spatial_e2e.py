@@ -218,3 +218,29 @@ def test_a_transaction_sees_its_own_writes_and_a_rollback_forgets_them(clean_gra
             assert [list(r.values()) for r in tx.run(COUNT)] == [["a", 2]]
             tx.rollback()
     assert _query(driver, COUNT) == [["a", 1]]
+
+
+def test_nearest_over_a_label_whose_nodes_keep_their_geometry_in_different_properties(clean_graph):
+    """A layer read in windows: points, lat/lon pairs and WKT on one label, and a value that is
+    not a geometry, which only a query using that node hears about; nearest-k against pyproj on
+    the coordinates the driver reads back."""
+    driver = clean_graph
+    driver.execute_query(
+        "UNWIND range(0, 59) AS i CREATE (s:Spot {i: i}) WITH s, i "
+        "SET s.location = CASE WHEN i % 3 = 0 THEN point({longitude: 4 + i * 0.013, latitude: 60 + i * 0.007}) END, "
+        "s.lat = CASE WHEN i % 3 = 1 THEN 60 + i * 0.007 END, s.lon = CASE WHEN i % 3 = 1 THEN 4 + i * 0.013 END, "
+        "s.wkt = CASE WHEN i % 3 = 2 THEN 'POINT (' + toString(4 + i * 0.0125) + ' 60.2)' END")
+    driver.execute_query("CREATE (:Spot {i: 60, wkt: 'not a shape'})")
+    spots = _query(driver, "MATCH (s:Spot) WHERE s.i < 60 RETURN s.i, s.location, s.lat, s.lon, s.wkt")
+    lon_lat = {i: (p.longitude, p.latitude) if p else (lon, lat) if lat is not None else
+               tuple(shapely.get_coordinates(shapely.from_wkt(wkt))[0]) for i, p, lat, lon, wkt in spots}
+    ids = sorted(lon_lat)
+    x, y = np.array([lon_lat[i] for i in ids]).T
+    got = _query(driver, "MATCH (q:Spot {i: 30}), (s:Spot) WHERE s.i < 60 "
+                         "RETURN s.i, distance(q, s) AS d ORDER BY d, s.i LIMIT 7")
+    d = np.asarray(WGS84.inv(np.full(len(ids), lon_lat[30][0]), np.full(len(ids), lon_lat[30][1]), x, y)[2])
+    order = np.lexsort((ids, d))[:7]
+    assert [r[0] for r in got] == [ids[k] for k in order]
+    assert [r[1] for r in got] == pytest.approx(d[order], rel=1e-9, abs=1e-6)
+    with pytest.raises(neo4j.exceptions.ClientError, match="not a shape"):
+        _query(driver, "MATCH (q:Spot {i: 60}), (s:Spot) RETURN distance(q, s) AS d ORDER BY d LIMIT 1")

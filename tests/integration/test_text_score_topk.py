@@ -108,6 +108,8 @@ async def planner_db(embedded, tmp_path_factory):
     runner = RecordingRunner(embedded, await embedded.authenticate(AUTH))
     await (await runner.run("UNWIND $items AS i CREATE (:TopkItem {id: i.id, name: i.name})",
                             {"items": _items(60)})).consume()
+    await (await runner.run("UNWIND $items AS i CREATE (n:TopkPart {id: i.id}) SET n.name = i.name",
+                            {"items": _items(40, named=False)})).consume()
     registry = build_registry(tmp_path_factory.mktemp("topk"))
     return runner, ExtensionPlanner(registry, backend_kind="falkordb")
 
@@ -119,3 +121,17 @@ async def test_only_the_top_rows_are_bound(planner_db):
     text, params = runner.queries[-1]
     bound = [v for v in params["__ext0"] if v is not None]
     assert "IS NOT NULL" in text and 3 <= len(bound) < 60 and min(bound) == pytest.approx(top[-1][1])
+
+
+@pytest.mark.parametrize("order", ["DESC", "ASC"])
+async def test_nodes_without_the_text_are_kept_apart(planner_db, order):
+    """A quarter of the nodes lack the text: they are kept (nulls, wherever the database orders
+    them) and bound apart, the others cut to the top rows."""
+    runner, planner = planner_db
+    query = f"MATCH (n:TopkPart) RETURN n.id AS id, text_score(n, 'name', $q) AS s ORDER BY s {order}, id LIMIT 3"
+    top = await rows(await planner.execute(query, {"q": QUERY}, runner))
+    text, params = runner.queries[-1]
+    bound = [v for v in params["__ext0"] if v is not None]
+    nulls = [v for v in params["__ext0_nulls"] if v is not None]
+    assert "IS NOT NULL" in text and nulls == [True] * 10 and 3 <= len(bound) < 30
+    assert [s is None for _, s in top] == ([True] * 3 if order == "DESC" else [False] * 3)

@@ -8,6 +8,8 @@ import subprocess
 import sys
 
 import neo4j
+import numpy as np
+import pandas as pd
 import pytest
 from neo4j.exceptions import ClientError
 from neo4j.time import Date
@@ -34,6 +36,14 @@ m1,2020,3,13
 """
 
 
+def gauge_frame() -> pd.DataFrame:
+    """40 gauges with daily series of 1 to 30 days (runs of equal and unequal lengths, gaps)."""
+    rng = np.random.default_rng(31)
+    rows = [(f"g{k}", day, None if rng.random() < 0.1 else round(float(rng.normal(50, 20)), 3))
+            for k in range(40) for day in pd.date_range("2022-01-01", periods=int(rng.integers(1, 31)))]
+    return pd.DataFrame(rows, columns=["gauge", "date", "level"])
+
+
 def _import(data_dir, source, *flags):
     done = subprocess.run([sys.executable, "-m", "proxy", "ts", "import", str(source),
                            "--data-dir", str(data_dir), *flags],
@@ -46,15 +56,19 @@ def ts_driver(tmp_path_factory):
     data_dir = tmp_path_factory.mktemp("ts")
     (data_dir / "sensor.csv").write_text(SENSOR_CSV)
     (data_dir / "meter.csv").write_text(METER_CSV)
+    gauge_frame().to_csv(data_dir / "gauge.csv", index=False)
     _import(data_dir, data_dir / "sensor.csv", "--label", "Sensor", "--key-column", "sensor",
             "--channel", "temp", "--date-column", "date", "--resolution", "day")
     _import(data_dir, data_dir / "meter.csv", "--label", "Meter", "--key-column", "meter",
             "--key-property", "code", "--channel", "kwh", "--year-column", "year",
             "--month-column", "month", "--unit", "kwh=kWh")
+    _import(data_dir, data_dir / "gauge.csv", "--label", "Gauge", "--key-column", "gauge",
+            "--channel", "level", "--date-column", "date", "--resolution", "day")
     with ProxyProcess(data_dir=data_dir) as process, \
             neo4j.GraphDatabase.driver(process.uri, auth=(USER, PASSWORD)) as driver:
         driver.execute_query("CREATE (:Sensor {id: 's1'}), (:Sensor {id: 's2'}), (:Sensor {id: 'nope'}), "
                              "(:Meter {code: 'm1'}), (:Other {id: 's1'})")
+        driver.execute_query("UNWIND range(0, 39) AS k CREATE (:Gauge {id: 'g' + toString(k)})")
         yield driver
 
 
@@ -127,6 +141,32 @@ def test_many_rows_and_functions_in_one_query(ts_driver):
         "MATCH (s:Sensor) WHERE s.id IN ['s1', 's2'] "
         "RETURN s.id AS id, ts_sum(s.temp) AS total, ts_count(s.temp, '2021-2') AS feb21 ORDER BY id")
     assert [(r["id"], r["total"], r["feb21"]) for r in records] == [("s1", 15.0, 0), ("s2", 60.0, 2)]
+
+
+@pytest.mark.parametrize("first, last", [("2022-01-05", "2022-01-11"), (None, "2022-01-03"), (None, None)])
+def test_ragged_series_against_pandas(ts_driver, first, last):
+    """Each gauge's sum, mean, extremes and count over a range, against pandas on the imported
+    rows (the store sums runs of equal-length series as one block)."""
+    args = "g.level, $first, $last"
+    records, _, _ = ts_driver.execute_query(
+        f"MATCH (g:Gauge) RETURN g.id AS id, ts_sum({args}) AS total, ts_avg({args}) AS mean, "
+        f"ts_min({args}) AS low, ts_max({args}) AS high, ts_count({args}) AS n", first=first, last=last)
+    frame = gauge_frame()
+    inside = (frame.date >= (first or "2000")) & (frame.date <= (last or "2100"))
+    groups = frame[inside].groupby("gauge")["level"]
+    expected = pd.DataFrame({"total": groups.sum(), "mean": groups.mean(), "low": groups.min(),
+                             "high": groups.max(), "n": groups.count()})
+    got = {r["id"]: r for r in records}
+    assert len(got) == 40
+    for gauge in got:
+        row = expected.loc[gauge] if gauge in expected.index else None
+        n = 0 if row is None else int(row.n)
+        assert got[gauge]["n"] == n
+        if n:
+            assert [got[gauge][k] for k in ("total", "mean", "low", "high")] == pytest.approx(
+                [row.total, row["mean"], row.low, row.high], rel=1e-12)
+        else:
+            assert got[gauge]["mean"] is None and got[gauge]["low"] is None
 
 
 @pytest.mark.parametrize("expression, node, fragments", [

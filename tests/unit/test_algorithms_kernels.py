@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import networkx as nx
@@ -12,9 +13,10 @@ from hypothesis import given, settings, strategies as st
 from extensions.algorithms import kernels, paths
 from extensions.algorithms.parameters import SUBGRAPH, resolve
 from extensions.algorithms.procedures import SPECS
-from extensions.algorithms.projection import (Projection, Subgraph, build_joined_projection, id_array, weight_array,
+from extensions.algorithms.projection import (Projection, Subgraph, build_window_projection, weight_array,
                                               build_projection)
 from core.errors import CypherError
+from extensions.windows import json_numbers
 
 
 def random_projection(n: int, m: int, seed: int, weights: bool = False) -> tuple[Projection, nx.MultiDiGraph]:
@@ -125,8 +127,8 @@ def test_parameters_resolve_aliases_and_check_types():
 @given(st.lists(st.integers(0, 40), unique=True, max_size=25),
        st.lists(st.tuples(st.integers(0, 45), st.integers(0, 45), st.floats(0.1, 5.0)), max_size=80),
        st.booleans())
-def test_joined_read_builds_the_same_projection_as_the_row_read(node_ids, relationships, weighted):
-    """FalkorDB's joined-id read and the per-node row read agree (parallel relationships, self
+def test_window_read_builds_the_same_projection_as_the_row_read(node_ids, relationships, weighted):
+    """FalkorDB's windowed JSON read and the per-node row read agree (parallel relationships, self
     loops, relationships to or from nodes outside the projection)."""
     known = set(node_ids)
     inside = [(a, b, w) for a, b, w in relationships if a in known]
@@ -134,10 +136,10 @@ def test_joined_read_builds_the_same_projection_as_the_row_read(node_ids, relati
     if not weighted:
         rows = [row[:2] for row in rows]
     by_rows = build_projection(rows)
-    joined = build_joined_projection(id_array(",".join(map(str, node_ids))),
-                                     id_array(",".join(str(a) for a, _, _ in relationships)),
-                                     id_array(",".join(str(b) for _, b, _ in relationships)),
-                                     weight_array([w for _, _, w in relationships]) if weighted else None)
+    joined = build_window_projection(json_numbers(json.dumps(node_ids), np.int64),
+                                     json_numbers(json.dumps([a for a, _, _ in relationships]), np.int64),
+                                     json_numbers(json.dumps([b for _, b, _ in relationships]), np.int64),
+                                     weight_array(json.dumps([w for _, _, w in relationships])) if weighted else None)
     assert joined.ids.tolist() == by_rows.ids.tolist()
     for direction in ("out", "in", "both"):
         assert np.allclose(joined.matrix(direction).toarray(), by_rows.matrix(direction).toarray())

@@ -54,15 +54,18 @@ def test_which_queries_are_reduced(tail, top, bounds):
 
 
 def database(values: np.ndarray, ties: np.ndarray, rows: np.ndarray, threshold, descending: bool,
-             skip: int, limit: int) -> list[int]:
+             skip: int, limit: int, nulls_first: bool) -> list[int]:
     """What `WHERE score > threshold ... ORDER BY score [DESC] SKIP skip LIMIT limit` returns of
-    `rows`, ties broken by the database's own order (`ties`)."""
+    `rows`, ties broken by the database's own order (`ties`), NaN standing for null (no
+    threshold holds for it; first or last as the database orders nulls)."""
     rows = [r for r in rows if threshold is None or values[r] > threshold]
-    rows.sort(key=lambda r: (-values[r] if descending else values[r], ties[r]))
+    null_rank = 0 if nulls_first else 1
+    rows.sort(key=lambda r: ((null_rank, 0) if np.isnan(values[r]) else
+                             (1 - null_rank, -values[r] if descending else values[r]), ties[r]))
     return rows[skip:skip + limit]
 
 
-@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0, 3.5]), min_size=0, max_size=60),
+@given(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0, 3.5, np.nan]), min_size=0, max_size=60),
        st.integers(0, 70), st.integers(0, 5), st.booleans(), st.sampled_from([None, 0.25, 1.0]),
        st.randoms(use_true_random=False))
 def test_kept_rows_give_the_same_answer_as_all(values, limit, skip, descending, threshold, rng):
@@ -74,19 +77,22 @@ def test_kept_rows_give_the_same_answer_as_all(values, limit, skip, descending, 
     keep = found.keep(array, params)
     kept = np.arange(len(array)) if keep is None else np.flatnonzero(keep)
     ties = np.array([rng.random() for _ in values])
-    everything = database(array, ties, np.arange(len(array)), threshold, descending, skip, limit)
-    assert database(array, ties, kept, threshold, descending, skip, limit) == everything
-    # nothing kept that no tie order could return
-    if keep is not None and everything:
-        cut = array[everything[-1]]
-        assert all((array[kept] >= cut) if descending else (array[kept] <= cut))
+    for nulls_first in (descending, not descending):           # Neo4j's order, and the other one
+        everything = database(array, ties, np.arange(len(array)), threshold, descending, skip, limit, nulls_first)
+        assert database(array, ties, kept, threshold, descending, skip, limit, nulls_first) == everything
+    # nothing kept that no tie order could return, but nulls
+    numbers = [r for r in everything if not np.isnan(array[r])]
+    if keep is not None and numbers and len(numbers) == len(everything):
+        cut = array[numbers[-1]]
+        kept_numbers = array[kept][~np.isnan(array[kept])]
+        assert all((kept_numbers >= cut) if descending else (kept_numbers <= cut))
 
 
-def test_nan_limits_of_other_types_and_missing_parameters_keep_everything():
+def test_limits_of_other_types_and_missing_parameters_keep_everything():
     found = reduction(CALL + "RETURN node ORDER BY score DESC LIMIT $l")
     values = np.array([1.0, 2.0, 3.0])
     assert found.keep(values, {"l": 1}).tolist() == [False, False, True]
-    assert found.keep(np.array([1.0, np.nan, 3.0]), {"l": 1}) is None
+    assert found.keep(np.array([1.0, np.nan, 3.0]), {"l": 1}).tolist() == [False, True, True]   # null: kept
     assert found.keep(values, {"l": -1}) is None
     assert found.keep(values, {"l": 1.5}) is None
     assert found.keep(values, {"l": True}) is None

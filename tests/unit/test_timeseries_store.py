@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, strategies as st
 
-from extensions.timeseries.store import SeriesMeta, TimeseriesStore, canonical_key
+from extensions.timeseries.store import SeriesMeta, TimeseriesStore, canonical_key, segmented_cumsum
 
 
 def frame(keys=(1, 2), months=3, scale=1.0):
@@ -198,3 +199,24 @@ def test_coverage_comes_from_the_file_statistics_without_loading(store, resoluti
     assert coverage == (series.tmin, series.tmax) == fresh.coverage("P")
     with pytest.raises(KeyError):
         fresh.coverage("Missing")
+
+
+@given(st.lists(st.lists(st.floats(-1e6, 1e6), max_size=6), max_size=12))
+def test_segmented_cumsum_sums_each_series_on_its_own(segments):
+    """Runs of equal-length series (summed as one block) and ragged ones (empty included) give
+    each series' own cumulative sum."""
+    values = np.array([v for segment in segments for v in segment], dtype=float)
+    offsets = np.cumsum([0] + [len(segment) for segment in segments])
+    expected = [c for segment in segments for c in np.cumsum(segment).tolist()]
+    assert segmented_cumsum(values, offsets).tolist() == expected
+
+
+def test_cold_until_loaded_and_again_after_a_rewrite(store):
+    """What the planner asks before computing on the event loop: a store still to load is cold."""
+    assert not store.cold()
+    store.write("P", frame(), key_property="id", resolution="month")
+    assert store.cold()
+    store.series("P")
+    assert not store.cold()
+    store.write("P", frame(scale=2), key_property="id", resolution="month")
+    assert store.cold()
