@@ -61,6 +61,10 @@ class TxBackend(Protocol):
     def note_write(self, database: str | None) -> None: ...
 
 
+_OVER_TIME = "it exceeded its timeout"
+_IDLE = "it was idle too long"
+
+
 class TxState(enum.Enum):
     OPEN = "open"                  # no write yet: holds nothing
     WRITING = "writing"            # holds the writer lock and the replica
@@ -131,8 +135,8 @@ class FalkorDBTransaction(Transaction):
                 return await self._execute(statement.as_write())
             if isinstance(exc, WriteAborted):
                 await self._expire("a write ran past its timeout")
-            elif exc.code == TIMED_OUT and self._over_deadline():
-                await self._expire("it exceeded its timeout")
+            elif exc.code == TIMED_OUT and self._deadline is not None:
+                await self._expire(_OVER_TIME)       # it ran with the rest of the transaction's time
             raise
         finally:
             self.touch()
@@ -213,19 +217,21 @@ class FalkorDBTransaction(Transaction):
         if self._state not in (TxState.OPEN, TxState.WRITING):
             return
         idle_due = self._idle_timeout and not self._requests and time.monotonic() + self._idle_timeout
-        due = [t for t in (self._deadline, idle_due) if t]
+        due = [(t, reason) for t, reason in ((self._deadline, _OVER_TIME), (idle_due, _IDLE)) if t]
         if due:
-            delay = max(0.0, min(due) - time.monotonic())
-            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer)
+            when, reason = min(due)
+            delay = max(0.0, when - time.monotonic())
+            self._timer = asyncio.get_running_loop().call_later(delay, self._on_timer, reason)
 
     def _disarm(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
 
-    def _on_timer(self) -> None:
+    def _on_timer(self, reason: str) -> None:
+        # The reason is the one the timer was armed for: uvloop's clock runs in milliseconds, so
+        # a timer may fire a little before time.monotonic() reaches its due time.
         self._timer = None
-        reason = "it exceeded its timeout" if self._over_deadline() else "it was idle too long"
         self._expiry = asyncio.get_running_loop().create_task(self._expire(reason))
 
     async def _expire(self, reason: str) -> None:
@@ -233,9 +239,6 @@ class FalkorDBTransaction(Transaction):
             self._expired_because = reason
             self._disarm()
             await asyncio.shield(self._roll_back(TxState.EXPIRED))
-
-    def _over_deadline(self) -> bool:
-        return self._deadline is not None and time.monotonic() >= self._deadline
 
     def _remaining(self) -> float | None:
         return None if self._deadline is None else max(0.001, self._deadline - time.monotonic())
