@@ -50,10 +50,10 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     from extensions.planner.probe_cache import ProbeCache
     from extensions.temporal.kinds import KindStore
     cache = None
-    if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
+    if backend.state_ttl is None or config.probe_cache_ttl > 0:     # every write passes through the proxy
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)
     return ExtensionPlanner(build_registry(config.data_dir, text_model=config.text_model),
-                            backend_kind=backend.kind, probe_cache=cache, constraints=name_store(config.data_dir),
+                            dialect=backend.dialect, probe_cache=cache, constraints=name_store(config.data_dir),
                             datetime_kinds=KindStore(config.data_dir / "datetime-kinds.json"))
 
 

@@ -18,18 +18,21 @@ from extensions.spatial import GeometryStore, spatial_extensions
 from core.backend import TxConfig
 from core.errors import CypherError
 from proxy.session import AutoCommitRunner, TransactionRunner
+from core.dialect import Dialect
+from proxy.backends.falkordb.dialect import FALKORDB
+from proxy.backends.neo4j.dialect import NEO4J
 from tests.unit.test_planner_support import rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 WGS84 = Geod(ellps="WGS84")
 
 
-def _planner(kind: str = "falkordb") -> ExtensionPlanner:
-    return ExtensionPlanner(Registry(spatial_extensions(GeometryStore())), backend_kind=kind)
+def _planner(dialect: Dialect = FALKORDB) -> ExtensionPlanner:
+    return ExtensionPlanner(Registry(spatial_extensions(GeometryStore())), dialect=dialect)
 
 
-def _joins(query: str, kind: str = "falkordb") -> list[JoinStep]:
-    plan = _planner(kind).plan(query)
+def _joins(query: str, dialect: Dialect = FALKORDB) -> list[JoinStep]:
+    plan = _planner(dialect).plan(query)
     return [] if plan is None else [s for s in plan.steps if isinstance(s, JoinStep)]
 
 
@@ -95,7 +98,7 @@ def test_side_conditions_run_in_that_side_s_probe():
                                "RETURN DISTINCT id(w) AS __c0, labels(w) AS __c1, toString(id(w)) AS __c2")
     assert join.right.probe == ("MATCH (f:Facility {kind: 'FIXED'})\n"
                                 "RETURN DISTINCT id(f) AS __c0, labels(f) AS __c1, toString(id(f)) AS __c2")
-    assert _joins(query, "neo4j")[0].right.probe.endswith("elementId(f) AS __c2")
+    assert _joins(query, NEO4J)[0].right.probe.endswith("elementId(f) AS __c2")
 
 
 NEAREST = "MATCH (w:WellBore {title: '31/2-1'}), (f:Facility) RETURN f.title, distance(w, f) AS d ORDER BY d LIMIT 5"
