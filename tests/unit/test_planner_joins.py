@@ -17,7 +17,7 @@ from extensions.registry import Registry
 from extensions.spatial import GeometryStore, spatial_extensions
 from core.backend import TxConfig
 from core.errors import CypherError
-from proxy.session import AutoCommitRunner, TransactionRunner
+from proxy.session import SessionRunner
 from core.dialect import Dialect
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.neo4j.dialect import NEO4J
@@ -189,7 +189,7 @@ def run(db):
     planner = _planner()
 
     async def run(query: str, params: dict | None = None, runner=None) -> list[list]:
-        return await rows(await planner.execute(query, params or {}, runner or AutoCommitRunner(
+        return await rows(await planner.execute(query, params or {}, runner or SessionRunner(
             backend, TxConfig(), creds)))
     run.planner = planner
     return run
@@ -246,7 +246,7 @@ async def test_joins_read_no_cartesian_product(db, run):
     backend, creds = db
     sent = []
 
-    class Recording(AutoCommitRunner):
+    class Recording(SessionRunner):
         async def run(self, query, params):
             sent.append(query)
             return await super().run(query, params)
@@ -265,13 +265,13 @@ async def test_writes_are_seen_by_the_next_query_and_inside_the_transaction(db, 
     centre = (await run("MATCH (z:Zone {name: 'z1'}) RETURN centroid(z)"))[0][0]
     tx = await backend.begin(TxConfig(), creds)
     try:
-        runner = TransactionRunner(backend, tx, TxConfig())
+        runner = SessionRunner(backend, TxConfig(), creds, tx=tx)
         await rows(await runner.run("CREATE (:Site {name: 'new', location: $p})", {"p": centre}))
         assert (await run(query, runner=runner))[0][0] == before + 1
     finally:
         await tx.rollback()
     assert (await run(query))[0][0] == before
-    backend_write = AutoCommitRunner(backend, TxConfig(), creds)
+    backend_write = SessionRunner(backend, TxConfig(), creds)
     await rows(await backend_write.run("MATCH (z:Zone {name: 'z1'}) SET z.old = z.geometry, "
                                        "z.geometry = 'POLYGON ((3 59, 7 59, 7 61, 3 61, 3 59))'", {}))
     try:
@@ -284,7 +284,7 @@ async def test_writes_are_seen_by_the_next_query_and_inside_the_transaction(db, 
 
 async def test_unreadable_stored_geometry_is_an_argument_error_naming_the_node(db, run):
     backend, creds = db
-    writer = AutoCommitRunner(backend, TxConfig(), creds)
+    writer = SessionRunner(backend, TxConfig(), creds)
     await rows(await writer.run("CREATE (:Zone {name: 'bad', geometry: 'POLYGON ((4 60, 5 60'})", {}))
     try:
         with pytest.raises(CypherError) as info:
