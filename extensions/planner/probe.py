@@ -154,6 +154,8 @@ class PartPlanner:
         calls = self.extension_calls()
         for call, clause_index, ancestors in calls:
             self.check_call(call, clause_index, ancestors)
+        dynamic_labels, vectors, apoc = map(self.dialect.has, (Capability.DYNAMIC_LABELS, Capability.VECTORS,
+                                                               Capability.APOC))
         for index, clause in enumerate(self.part.clauses):
             if isinstance(clause, A.CallProcedure) and self.registry.procedure(clause.name):
                 self.plan_algorithm(index, clause)
@@ -165,11 +167,11 @@ class PartPlanner:
                 self.registry.rewrite(VECTOR_QUERY, self.dialect).plan(self, index, clause)      # Cypher 25 SEARCH
             elif isinstance(clause, A.Show) and show_procedure(self.registry, self.dialect, clause):
                 self.plan_show(index, clause)
-            elif not self.dialect.has(Capability.DYNAMIC_LABELS) and late.has_dynamic_labels(clause):
+            elif not dynamic_labels and late.has_dynamic_labels(clause):
                 late.plan_dynamic_labels(self, index, clause)
-            elif not self.dialect.has(Capability.VECTORS) and late.is_vector_property_call(clause):
+            elif not vectors and late.is_vector_property_call(clause):
                 late.plan_vector_property(self, index, clause)
-            if not self.dialect.has(Capability.APOC):
+            if not apoc:
                 apoc_maps.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
