@@ -11,6 +11,7 @@ import re
 import time
 
 from extensions import dialect
+from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.falkordb.guards import _scan
 from proxy.backends.falkordb.params import lift_long_strings
 
@@ -39,7 +40,7 @@ def _seconds(fn) -> float:
 
 
 def main() -> None:
-    pairs = dialect.triggers(["ts_avg", "distance"], ["pagerank"], True)
+    pairs = dialect.triggers(["ts_avg", "distance"], ["pagerank"], FALKORDB)
     print(f"{'shape':28} {'guard 100k':>11} {'guard 1M':>10} {'ratio':>6} {'trigger 100k':>13} "
           f"{'trigger 1M':>11} {'ratio':>6} {'lift 100k':>10} {'lift 1M':>9}")
     for name, make in SHAPES.items():

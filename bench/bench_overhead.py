@@ -39,6 +39,7 @@ from extensions.cypher.parser import parse
 from extensions.planner.planner import ExtensionPlanner
 from proxy.backends.falkordb.pair import primary_address
 from proxy.demo import SEED_QUERY
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.harness import PASSWORD, USER, ProxyProcess
 
 BEFORE = Path(__file__).with_name("overhead_before.json")
@@ -174,7 +175,7 @@ def _wire_rows(out: dict) -> None:
 
 
 def _plan_row(out: dict) -> None:
-    planner = ExtensionPlanner(_registry(), backend_kind="falkordb")
+    planner = ExtensionPlanner(_registry(), dialect=FALKORDB)
     planner.plan(SEED_QUERY)
     times = []
     for i in range(300):

@@ -13,6 +13,7 @@ from extensions.cypher.parser import parse
 from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, Registry
 from proxy.demo import SEED_QUERY
+from proxy.backends.falkordb.dialect import FALKORDB
 
 # The seed query with a comment line: a typical 10-line extension query.
 EXTENSION_QUERY = SEED_QUERY.replace("\nUNWIND", "\n// yearly and summer production per profile\nUNWIND", 1)
@@ -53,18 +54,18 @@ UNTOUCHED_QUERY = PLAIN_QUERY.replace("<-[:OF_FIELD]-(p:ProductionProfile)", ", 
 
 
 def main() -> None:
-    planner = ExtensionPlanner(_registry(), backend_kind="falkordb")
+    planner = ExtensionPlanner(_registry(), dialect=FALKORDB)
     assert planner.plan(UNTOUCHED_QUERY) is None and planner.plan(EXTENSION_QUERY) is not None
     assert planner.plan(PLAIN_QUERY) is not None
 
     fast = _per_call(lambda: planner.plan(UNTOUCHED_QUERY), 20_000)
-    pairs = dialect.triggers([e.name for e in planner.registry], [], True) + bridges.triggers()   # the planner's
+    pairs = dialect.triggers([e.name for e in planner.registry], [], FALKORDB) + bridges.triggers(FALKORDB)   # the planner's
     scan = _per_call(lambda: dialect.triggered(UNTOUCHED_QUERY, pairs) or semantics.suspect(UNTOUCHED_QUERY), 5_000)
     bridged_warm = _per_call(lambda: planner.plan(PLAIN_QUERY), 20_000)
 
     def bridged_cold():
         parse.cache_clear()
-        ExtensionPlanner(_registry(), backend_kind="falkordb").plan(PLAIN_QUERY)
+        ExtensionPlanner(_registry(), dialect=FALKORDB).plan(PLAIN_QUERY)
     bridged_cold_s = _per_call(bridged_cold, 50)
     tree = parse(PLAIN_QUERY)
     analysis = _per_call(lambda: semantics.check(tree), 2_000)
@@ -72,7 +73,7 @@ def main() -> None:
 
     def cold():
         parse.cache_clear()
-        ExtensionPlanner(_registry(), backend_kind="falkordb").plan(EXTENSION_QUERY)
+        ExtensionPlanner(_registry(), dialect=FALKORDB).plan(EXTENSION_QUERY)
     cold_s = _per_call(cold, 50)
     parse.cache_clear()
     parse_s = _per_call(lambda: (parse.cache_clear(), parse(EXTENSION_QUERY)), 50)

@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.dialect import Dialect
 from core.errors import CypherError
 
 STAT_KEYS = (
@@ -154,8 +155,9 @@ class Transaction(ABC):
 class Backend(ABC):
     """A graph database the proxy forwards standard Cypher to."""
 
-    #: "falkordb" or "neo4j": the planner picks dialect bridges and binding forms by it.
-    kind: str
+    #: What the database does natively and the forms the proxy writes for it: the planner, the
+    #: bridge rules and the compat registry ask it (`core/dialect.py`).
+    dialect: Dialect
     #: Name reported as the home / default database.
     default_database: str = "neo4j"
 
@@ -195,7 +197,7 @@ class Backend(ABC):
         """CREATE or DROP a UNIQUE / MANDATORY constraint natively (backends whose Cypher has no
         constraint commands, where the proxy translates Neo4j's)."""
         raise CypherError("Neo.ClientError.Statement.UnsupportedOperation",
-                          f"The {self.kind} backend takes constraint commands in Cypher.")
+                          f"The {self.dialect.name} backend takes constraint commands in Cypher.")
 
     async def compact(self) -> None:
         """Make the database's files compact after a bulk load (a no-op where that is not ours)."""

@@ -14,6 +14,7 @@ from enum import Enum
 from collections.abc import AsyncIterator, Awaitable, Hashable, Mapping
 from typing import Any, Callable, Iterable, Sequence
 
+from core.dialect import Capability, Dialect
 from core.errors import argument_error
 
 
@@ -74,15 +75,20 @@ class GraphContext:
     of its own transaction: use nothing cached and cache nothing.
     `read(query, params)` runs a read-only query where the client's query runs (in its
     transaction, if any) and returns every row; `stream(query, params)` is the same as an async
-    iterator of row batches, for results too big to hold twice. `kind` is the backend kind
-    ("falkordb", "neo4j"), for evaluators that read in a dialect only one of them has.
+    iterator of row batches, for results too big to hold twice. `dialect` is the backend's
+    (`core/dialect.py`), for evaluators that read by its binding forms.
     """
 
     database: str
     state: Hashable | None
     read: Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
     stream: Callable[[str, dict[str, Any]], AsyncIterator[list[list[Any]]]] | None = None
-    kind: str | None = None
+    dialect: Dialect | None = None
+
+    @property
+    def integer_ids(self) -> bool:
+        """Whether nodes are found by integer ids (`Dialect.integer_ids`; false when unknown)."""
+        return self.dialect is not None and self.dialect.integer_ids
 
     async def read_all(self, query: str, params: dict[str, Any]) -> list[list[Any]]:
         """Every row, like `read`, but streamed in batches with the event loop free between them
@@ -191,8 +197,8 @@ class CallContext:
 
     graph: GraphContext
     registry: "Registry"
-    #: "falkordb" or "neo4j": the backend the query runs on.
-    backend_kind: str
+    #: The dialect of the backend the query runs on.
+    dialect: Dialect
     #: The logged-in user (None for the embedded database's anonymous uses).
     user: str | None
     #: The transaction metadata the client sent with BEGIN (or with RUN, auto-commit).
@@ -221,8 +227,9 @@ class VirtualProcedure:
     description: str = ""
     #: As SHOW PROCEDURES reports it: READ, WRITE, SCHEMA or DBMS.
     mode: str = "READ"
-    #: Backend kinds on which the proxy answers it; elsewhere the backend's own runs.
-    backends: frozenset[str] = frozenset({"falkordb", "neo4j"})
+    #: The native capability it stands in for: the proxy answers it on backends whose dialect
+    #: lacks that, elsewhere the backend's own runs (None: answered everywhere).
+    stands_in_for: Capability | None = None
     #: For a SHOW command (named "SHOW <WHAT>", never callable by CALL): the columns it
     #: returns without YIELD.
     shown: tuple[str, ...] = ()
@@ -290,7 +297,7 @@ class CommandHandler:
 
     node: type
     run: Callable[[Any, dict[str, Any], CallContext, Any], Awaitable[Any]]
-    backends: frozenset[str] = frozenset({"falkordb"})
+    stands_in_for: Capability = Capability.SCHEMA_COMMANDS
 
 
 @dataclass(frozen=True)
@@ -304,7 +311,8 @@ class ProcedureRewrite:
     plan: Callable[[Any, int, Any], None]
     signature: str = ""
     description: str = ""
-    backends: frozenset[str] = frozenset({"falkordb"})
+    #: The native capability it stands in for (rewritten on backends whose dialect lacks it).
+    stands_in_for: Capability = Capability.PROCEDURES
 
 
 @dataclass(frozen=True)
@@ -362,18 +370,16 @@ class Registry:
                    *self._rewrites.values(), *self._commands.values(), *self._describers]
         return Registry(changed for entry in entries if (changed := change(entry)) is not None)
 
-    def rewrite(self, name: str, backend_kind: str) -> ProcedureRewrite | None:
-        """The rewrite of procedure `name` on `backend_kind`, if the proxy rewrites it there."""
-        found = self._rewrites.get(name.lower())
-        return found if found is not None and backend_kind in found.backends else None
+    def rewrite(self, name: str, dialect: Dialect) -> ProcedureRewrite | None:
+        """The rewrite of procedure `name` in `dialect`, if the proxy rewrites it there."""
+        return _served(self._rewrites.get(name.lower()), dialect)
 
-    def rewrites(self, backend_kind: str) -> list[ProcedureRewrite]:
-        return [r for r in self._rewrites.values() if backend_kind in r.backends]
+    def rewrites(self, dialect: Dialect) -> list[ProcedureRewrite]:
+        return [r for r in self._rewrites.values() if _served(r, dialect)]
 
-    def command(self, node: type, backend_kind: str) -> CommandHandler | None:
-        """The handler of schema command nodes of class `node` on `backend_kind`, if any."""
-        found = self._commands.get(node)
-        return found if found is not None and backend_kind in found.backends else None
+    def command(self, node: type, dialect: Dialect) -> CommandHandler | None:
+        """The handler of schema command nodes of class `node` in `dialect`, if the proxy runs them."""
+        return _served(self._commands.get(node), dialect)
 
     def procedure(self, name: str) -> Procedure | None:
         return self._procedures.get(name.lower())
@@ -381,14 +387,13 @@ class Registry:
     def procedures(self) -> list[Procedure]:
         return list(self._procedures.values())
 
-    def virtual(self, name: str, backend_kind: str) -> VirtualProcedure | None:
-        """The virtual procedure `name` if the proxy answers it on `backend_kind`."""
-        found = self._virtual.get(name.lower())
-        return found if found is not None and backend_kind in found.backends else None
+    def virtual(self, name: str, dialect: Dialect) -> VirtualProcedure | None:
+        """The virtual procedure `name` if the proxy answers it in `dialect`."""
+        return _served(self._virtual.get(name.lower()), dialect)
 
-    def virtual_procedures(self, backend_kind: str | None = None) -> list[VirtualProcedure]:
-        """Virtual procedures (those answered on `backend_kind`, if given)."""
-        return [v for v in self._virtual.values() if backend_kind is None or backend_kind in v.backends]
+    def virtual_procedures(self, dialect: Dialect) -> list[VirtualProcedure]:
+        """The virtual procedures answered in `dialect`."""
+        return [v for v in self._virtual.values() if _served(v, dialect)]
 
     def describers(self) -> list[Describer]:
         return list(self._describers)
@@ -401,3 +406,10 @@ class Registry:
 
     def __iter__(self):
         return iter(self._by_name.values())
+
+
+def _served(entry, dialect: Dialect):
+    """`entry` if the proxy serves it in `dialect` (the dialect lacks what it stands in for), else None."""
+    if entry is None or entry.stands_in_for is not None and dialect.has(entry.stands_in_for):
+        return None
+    return entry

@@ -14,6 +14,7 @@ import textwrap
 from collections.abc import Callable
 
 from core.backend import Backend, TxConfig
+from core.dialect import Capability
 from proxy.bolt.limits import BoltLimits
 from proxy.bolt.server import start_bolt_server
 from proxy.config import Config
@@ -46,24 +47,23 @@ def create_planner(config: Config, backend: Backend) -> Planner:
     """
     from extensions.planner.catalog import build_registry
     from extensions.compat import name_store
-    from extensions.compat.apoc_upstream import ApocDetectingPlanner, WithoutApoc, served_registry, without_apoc
+    from extensions.compat.apoc_upstream import ApocDetectingPlanner, WithoutApoc, lacking_apoc, without_apoc
     from extensions.planner.planner import ExtensionPlanner
     from extensions.planner.probe_cache import ProbeCache
     from extensions.temporal.kinds import KindStore
     cache = None
-    if backend.kind == "falkordb" or config.probe_cache_ttl > 0:
+    if backend.state_ttl is None or config.probe_cache_ttl > 0:     # every write passes through the proxy
         cache = ProbeCache(ttl=config.probe_cache_ttl or None)
     registry = build_registry(config.data_dir, text_model=config.text_model)
 
-    def planner(registry, **extra) -> ExtensionPlanner:
-        return ExtensionPlanner(registry, backend_kind=backend.kind, probe_cache=cache,
-                                constraints=name_store(config.data_dir),
-                                datetime_kinds=KindStore(config.data_dir / "datetime-kinds.json"), **extra)
+    def planner(registry, dialect=backend.dialect) -> ExtensionPlanner:
+        return ExtensionPlanner(registry, dialect=dialect, probe_cache=cache, constraints=name_store(config.data_dir),
+                                datetime_kinds=KindStore(config.data_dir / "datetime-kinds.json"))
 
     if config.without_apoc:
         return WithoutApoc(planner(without_apoc(registry)))
-    if backend.kind == "neo4j":                 # APOC served where the upstream database has none
-        return ApocDetectingPlanner(planner(registry), planner(served_registry(registry), serve_apoc=True))
+    if backend.dialect.has(Capability.APOC):    # APOC served where the upstream database has none
+        return ApocDetectingPlanner(planner(registry), planner(registry, lacking_apoc(backend.dialect)))
     return planner(registry)
 
 

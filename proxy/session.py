@@ -49,37 +49,29 @@ class PassThroughPlanner:
         return await runner.run(query, params)
 
 
-class AutoCommitRunner:
-    def __init__(self, backend: Backend, config: TxConfig, credentials: Any, user: str | None = None):
+class SessionRunner:
+    """A `Runner` for one client query: into the open transaction `tx`, or auto-commit with
+    `config` when there is none."""
+
+    def __init__(self, backend: Backend, config: TxConfig, credentials: Any, user: str | None = None,
+                 tx: Transaction | None = None):
         self.backend = backend
         self.database = config.database or backend.default_database
         self.user = user
         self.metadata = config.metadata
         self.credentials = credentials
         self._config = config
-
-    async def run(self, query: str, params: dict[str, Any]) -> Result:
-        return await self.backend.run(query, params, self._config, self.credentials)
-
-    def graph_state(self) -> Hashable | None:
-        return self.backend.graph_state(self.database)
-
-
-class TransactionRunner:
-    def __init__(self, backend: Backend, tx: Transaction, config: TxConfig, user: str | None = None,
-                 credentials: Any = None):
-        self.backend = backend
-        self.database = config.database or backend.default_database
-        self.user = user
-        self.metadata = config.metadata
-        self.credentials = credentials
         self._tx = tx
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
+        if self._tx is None:
+            return await self.backend.run(query, params, self._config, self.credentials)
         return await self._tx.run(query, params)
 
     def graph_state(self) -> Hashable | None:
-        return None if self._tx.wrote else self.backend.graph_state(self.database)
+        if self._tx is not None and self._tx.wrote:
+            return None
+        return self.backend.graph_state(self.database)
 
 
 class _WorkingResult(Result):
@@ -163,11 +155,8 @@ class Session:
             self.backend.check_query(query, params)
         if self._tx is None and config is not None:
             self.backend.check_bookmarks(config.bookmarks)
-        if self._tx is not None:
-            runner: Runner = TransactionRunner(self.backend, self._tx, self._tx_config, self.user,
-                                               self.credentials)
-        else:
-            runner = AutoCommitRunner(self.backend, config or TxConfig(), self.credentials, self.user)
+        config = self._tx_config if self._tx is not None else config or TxConfig()
+        runner = SessionRunner(self.backend, config, self.credentials, self.user, self._tx)
         return await self.planner.execute(query, params, runner)
 
     async def begin(self, config: TxConfig) -> None:

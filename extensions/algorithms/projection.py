@@ -237,7 +237,7 @@ class ProjectionStore:
         if graph.state is not None and not refresh and key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        if graph.kind == "falkordb":
+        if graph.integer_ids:
             projection = await _read_windows(graph, subgraph)
         else:
             projection = await _read_rows(graph, subgraph, node_id)

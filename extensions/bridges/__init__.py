@@ -1,7 +1,8 @@
 """FalkorDB bridges: every rewrite the embedded database needs, as rules keyed by AST class, one walk.
 
 Each rule (`rule.Rule`: the AST node it applies to, the rewrite, the words and regex that tell
-whether a query can need it, from which `triggers()` is derived) edits the original text and
+whether a query can need it, from which `triggers()` is derived, and the capability it stands in
+for: it applies on a backend whose dialect lacks that, `core/dialect.py`) edits the original text and
 keeps Neo4j's meaning exactly, or refuses the query with an error that says what cannot be run
 faithfully and what to do instead:
 
@@ -57,9 +58,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import count
 from typing import Any
 
+from core.dialect import Capability, Dialect
 from core.errors import CypherError
 
 from ..compat import apoc_functions, stored_vectors, vector
@@ -73,10 +76,23 @@ RULES: tuple[Rule, ...] = (*spelling.RULES, *regex.RULES, *writes.RULES, *tempor
                            *limits.RULES, *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
                            *aggregates.RULES, *nan_order.RULES, *temporal_order.RULES, *literals.RULES,
                            *comprehensions.RULES, *empty_lengths.RULES, *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
-                           *(Rule(*fields) for fields in apoc_functions.RULES + vector.RULES + stored_vectors.RULES))
-_BY_NODE: dict[type, list[Rule]] = {}
-for _rule in RULES:
-    _BY_NODE.setdefault(_rule.node, []).append(_rule)
+                           *(Rule(*fields, Capability.APOC) for fields in apoc_functions.RULES),
+                           *(Rule(*fields, Capability.PROCEDURES) for fields in vector.RULES),
+                           *(Rule(*fields, Capability.VECTORS) for fields in stored_vectors.RULES))
+
+
+@cache
+def _rules(dialect: Dialect) -> tuple[Rule, ...]:
+    """The rules `dialect` needs: those standing in for what it lacks."""
+    return tuple(rule for rule in RULES if not dialect.has(rule.stands_in_for))
+
+
+@cache
+def _by_node(dialect: Dialect) -> dict[type, list[Rule]]:
+    by_node: dict[type, list[Rule]] = {}
+    for rule in _rules(dialect):
+        by_node.setdefault(rule.node, []).append(rule)
+    return by_node
 
 
 @dataclass
@@ -98,18 +114,22 @@ class Bridged:
     ranges: list[ranges.RangeCheck] = field(default_factory=list)
 
 
-def bridge(query: A.Query, text: str) -> Bridged:
-    """Every bridge edit for `query` (parsed from `text`); raises `CypherError` for a query that
-    cannot run faithfully on FalkorDB."""
-    ctx = Context(text, query, (str(i) for i in count()))
+def bridge(query: A.Query, text: str, dialect: Dialect) -> Bridged:
+    """Every bridge edit `dialect` needs for `query` (parsed from `text`); raises `CypherError`
+    for a query that cannot run faithfully on that backend."""
+    by_node = _by_node(dialect)
+    if not by_node:
+        return Bridged()
+    ctx = Context(text, query, (str(i) for i in count()), dialect)
     ranked: list[tuple[int, Edit]] = []
     for depth, node in enumerate(query.walk()):
-        for rule in _BY_NODE.get(type(node), ()):
+        for rule in by_node.get(type(node), ()):
             ranked += [(_nesting(edit, node, depth), edit) for edit in rule.apply(node, ctx)]
     edits = [edit for _, edit in sorted(ranked, key=lambda r: (r[1][0], r[1][1], r[0]))]
-    cartesian = notifications.cartesian_products(query, text) if query.prefix == "EXPLAIN" else []
-    return Bridged(edits, ctx.derived, cartesian, ctx.after, ctx.conditional, ctx.zoned, ctx.refusals,
-                   ranges.checks(query, text))
+    explained = query.prefix == "EXPLAIN" and not dialect.has(Capability.NEO4J_CYPHER)
+    cartesian = notifications.cartesian_products(query, text) if explained else []
+    checks = [] if dialect.has(Capability.NEO4J_CYPHER) else ranges.checks(query, text)
+    return Bridged(edits, ctx.derived, cartesian, ctx.after, ctx.conditional, ctx.zoned, ctx.refusals, checks)
 
 
 _AFTER_EDITS = {"lazy_case": lazy_case.rewrite}
@@ -150,8 +170,10 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
     return values
 
 
-def triggers() -> tuple:
-    """(substring, regex) pairs in the shape `dialect.triggers` returns."""
-    pairs = [(rule.words, rule.regex) for rule in RULES] + list(notifications.TRIGGERS) + list(ranges.TRIGGERS)
+def triggers(dialect: Dialect) -> tuple:
+    """(substring, regex) pairs of the rules `dialect` needs, in the shape `dialect.triggers` returns."""
+    pairs = [(rule.words, rule.regex) for rule in _rules(dialect)]
+    if not dialect.has(Capability.NEO4J_CYPHER):
+        pairs += [*notifications.TRIGGERS, *ranges.TRIGGERS]
     unique = dict.fromkeys((word, regex) for words, regex in pairs for word in words)
     return tuple((word, re.compile(regex)) for word, regex in unique)

@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.dialect import Capability, Dialect
+
 from ..cypher import ast as A
 from ..cypher.splice import splice
 from .temporal_text import canonical
@@ -92,6 +94,8 @@ class Context:
     text: str
     query: A.Query
     names: Iterator[str]
+    #: the backend's dialect (its binding forms: how a rule writes a node's id)
+    dialect: Dialect
     derived: dict[str, Derived] = field(default_factory=dict)
     #: rewrites to run on the text once every edit is applied (see `bridges.after_edits`)
     after: set[str] = field(default_factory=set)
@@ -141,9 +145,11 @@ class Rule:
     """`apply(node, ctx) -> edits` for every node of class `node`; `[]` when it does not apply.
 
     A query can need the rule only if its lower-cased text holds one of `words` and matches
-    `regex` (linear; both are cheap tests run before any parsing)."""
+    `regex` (linear; both are cheap tests run before any parsing), and only on a backend whose
+    dialect lacks the capability the rule `stands_in_for`."""
 
     node: type
     apply: Callable[[Any, Context], list[Edit]]
     words: tuple[str, ...]
     regex: str
+    stands_in_for: Capability = Capability.NEO4J_CYPHER

@@ -1,10 +1,13 @@
 """Neo4j constructs FalkorDB spells differently, rewritten as bridge rules (one rule a construct).
 
 Each rule keeps Neo4j's meaning exactly; anything else reaches FalkorDB unchanged and the client
-gets the database's error. What is rewritten (measured on FalkorDB 4.16, see
+gets the database's error. A rule stands in for Neo4j's Cypher unless it names another
+capability the dialect may have (`core/dialect.py`: the vector rules `VECTORS`, the APOC
+accessor `APOC`). What is rewritten (measured on FalkorDB 4.16, see
 tests/unit/test_planner_dialect.py):
 
-- `elementId(x)` -> `toString(id(x))` (the FalkorDB backend's element ids are `str(id)`);
+- `elementId(x)` -> the dialect's element id, `toString(id(x))` (the FalkorDB backend's element
+  ids are `str(id)`, `Dialect.element_id`);
   `elementId(n) = e` -> `id(n) = toInteger(e)` so the lookup stays a seek;
   `elementId(n) IN e` -> `id(n) IN [x IN e | toInteger(x)]`.
 - `datetime()` / `datetime(arg)` -> `localdatetime(...)`; `date(datetime())` -> `date()`.
@@ -33,6 +36,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from core.dialect import Capability
+
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..cypher.render import render
@@ -47,7 +52,7 @@ from .uniqueness import unique_body
 
 def element_id(call: A.FunctionCall, ctx: Context) -> list[Edit]:
     if call.lower_name == "elementid" and len(call.args) == 1:
-        return [(*call.span, f"toString(id({call.args[0].text_in(ctx.text)}))")]
+        return [(*call.span, ctx.dialect.element_id(call.args[0].text_in(ctx.text)))]
     return []
 
 
@@ -61,7 +66,7 @@ def element_id_seek(op: A.BinaryOp, ctx: Context) -> list[Edit]:
                 and isinstance(call.args[0], A.Variable)):
             converted = "toInteger({})" if op.op == "=" else "[__x IN {} | toInteger(__x)]"
             head, tail = converted.split("{}")
-            return [(*call.span, f"id({call.args[0].text_in(ctx.text)})"),
+            return [(*call.span, ctx.dialect.node_index(call.args[0].text_in(ctx.text))),
                     (other.span[0], other.span[0], head), (other.span[1], other.span[1], tail)]
     return []
 
@@ -230,7 +235,7 @@ def subquery(node: A.ExistsSubquery | A.CountSubquery, ctx: Context) -> list[Edi
     if pattern is None or len(pattern.paths) != 1 or pattern.paths[0].var is not None:
         return []
     if isinstance(node, A.CountSubquery):
-        return [] if _in_filter(node, ctx) else [(*node.span, f"size([{unique_body(pattern.paths[0], where, ctx.text)} | 1])")]
+        return [] if _in_filter(node, ctx) else [(*node.span, f"size([{unique_body(pattern.paths[0], where, ctx)} | 1])")]
     return _exists(node, pattern.paths[0], where, ctx)
 
 
@@ -245,7 +250,7 @@ def _in_filter(node: A.Node, ctx: Context) -> bool:
 def _exists(node: A.Node, path: A.PathPattern, where: A.Expr | None, ctx: Context) -> list[Edit]:
     """EXISTS as a pattern predicate (in a WHERE) or a pattern comprehension (elsewhere)."""
     if not _in_filter(node, ctx):
-        return [(*node.span, f"(size([{unique_body(path, where, ctx.text)} | 1]) > 0)")]
+        return [(*node.span, f"(size([{unique_body(path, where, ctx)} | 1]) > 0)")]
     if where is not None:
         return []
     inside = {id(n) for n in node.walk()}
@@ -267,8 +272,8 @@ RULES = (
     Rule(A.BinaryOp, element_id_seek, ("elementid",), r"elementid\s*\("),
     Rule(A.FunctionCall, local_datetime, ("datetime",), r"datetime\s*\("),
     Rule(A.FunctionCall, value_type_call, ("valuetype",), r"valuetype\s*\("),
-    Rule(A.FunctionCall, similarity, ("vector.similarity.",), r"vector\.similarity\.\w+\s*\("),
-    Rule(A.FunctionCall, any_property, ("apoc.any.property",), r"apoc\.any\.property\s*\("),
+    Rule(A.FunctionCall, similarity, ("vector.similarity.",), r"vector\.similarity\.\w+\s*\(", Capability.VECTORS),
+    Rule(A.FunctionCall, any_property, ("apoc.any.property",), r"apoc\.any\.property\s*\(", Capability.APOC),
     Rule(A.FunctionCall, exists_function, ("exists",), r"exists\s*\("),
     Rule(A.ExistsSubquery, subquery, ("exists",), r"exists\s*\{"),
     Rule(A.CountSubquery, subquery, ("count",), r"count\s*\{"),
@@ -278,5 +283,5 @@ RULES = (
          r"call\s*\(|\bin\s+(?:\d+\s+concurrent\s+)?transactions\b"),
     Rule(A.Create, create_parameters, ("create",), _PARAMETER_PROPERTIES),
     Rule(A.CallProcedure, set_vector, ("setnodevectorproperty", "setrelationshipvectorproperty"),
-         r"set(?:node|relationship)vectorproperty"),
+         r"set(?:node|relationship)vectorproperty", Capability.VECTORS),
 )

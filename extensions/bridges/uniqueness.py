@@ -428,10 +428,11 @@ def unique_in_comprehension(node: A.PatternComprehension, ctx: Context) -> list[
     return naming.edits + _where(node.where, node.path.span[1], predicates)
 
 
-def unique_body(path: A.PathPattern, where: A.Expr | None, text: str) -> str:
-    """`path [WHERE where]` as the body of a pattern comprehension that matches each relationship
-    once (what `dialect` makes of `EXISTS { }` and `COUNT { }` in a projection)."""
-    ctx = Context(text, A.Query(()), (str(i) for i in count()))
+def unique_body(path: A.PathPattern, where: A.Expr | None, outer: Context) -> str:
+    """`path [WHERE where]` (in `outer`'s query) as the body of a pattern comprehension that matches
+    each relationship once (what `spelling` makes of `EXISTS { }` and `COUNT { }` in a projection)."""
+    text = outer.text
+    ctx = Context(text, A.Query(()), (str(i) for i in count()), outer.dialect)
     naming = _Naming(ctx, {}, lists=False)
     naming.add(path)
     predicates = naming.predicates(multiplicity=False) if _supported((path,)) else []

@@ -2,8 +2,9 @@
 
 One module per family (`dbms`, `show`, `db_schema`, `apoc_meta`); each builds
 `VirtualProcedure` rows that `catalog.build_registry` registers, so SHOW PROCEDURES and
-`dbms.procedures()` list exactly what is served. All of them answer on the embedded FalkorDB
-only (`backends`): a real Neo4j behind the proxy answers its own.
+`dbms.procedures()` list exactly what is served. Each names the capability it stands in for
+(`stands_in_for`, `core/dialect.py`) and is served where the backend's dialect lacks it (on the
+embedded FalkorDB): a real Neo4j behind the proxy answers its own.
 
 Rewrites rather than answers: `apoc_merge`/`apoc_refactor` (APOC writes with labels and types
 from the data), `vector` (Neo4j's vector and fulltext procedures, Cypher 25 SEARCH; fulltext

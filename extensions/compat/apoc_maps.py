@@ -148,7 +148,7 @@ def plan(planner, clause_index: int, clause: A.Clause) -> None:
                                  f"{len(call.args)}. Usage: {function.signature}")
         args = [planner.render(arg) for arg in call.args]
         var = f"__apocKey{next(planner.counter)}"
-        key_list, value = function.dialect(neo4j_cypher(planner.kind))
+        key_list, value = function.dialect(neo4j_cypher(planner.dialect))
         keys = key_list(args, var)
         lines = _probe_prefix(planner, clause_index, call)
         lines.append(f"RETURN DISTINCT {keys} AS __value")

@@ -17,10 +17,10 @@ from extensions.cypher.render import name as quote
 from extensions.planner.late import as_list, string, values_step, when
 from extensions.planner.calls import yielded
 from extensions.registry import ProcedureRewrite
+from core.dialect import Capability
 from core.errors import argument_error
 
 from .apoc_refactor import MERGE_NODES
-from .dbms import FALKORDB
 
 
 def _properties(planner, expr: A.Expr | None, what: str) -> str:
@@ -128,18 +128,18 @@ MERGE_NODE = ProcedureRewrite(
     "apoc.merge.node", ("node",), _plan_node,
     "apoc.merge.node(labels :: LIST<STRING>, identProps :: MAP, onCreateProps = {} :: MAP, "
     "onMatchProps = {} :: MAP) :: (node :: NODE)",
-    "Merges a node with the given labels and identifying properties.", FALKORDB)
+    "Merges a node with the given labels and identifying properties.", Capability.APOC)
 MERGE_RELATIONSHIP = ProcedureRewrite(
     "apoc.merge.relationship", ("rel",), _plan_relationship,
     "apoc.merge.relationship(startNode :: NODE, relType :: STRING, identProps :: MAP, "
     "onCreateProps :: MAP, endNode :: NODE, onMatchProps = {} :: MAP) :: (rel :: RELATIONSHIP)",
-    "Merges a relationship of the given type and identifying properties.", FALKORDB)
+    "Merges a relationship of the given type and identifying properties.", Capability.APOC)
 
 
 ADD_LABELS = ProcedureRewrite(
     "apoc.create.addLabels", ("node",), _plan_add_labels,
     "apoc.create.addLabels(nodes :: ANY, labels :: LIST<STRING>) :: (node :: NODE)",
-    "Adds the given labels to the given `NODE` values.", FALKORDB)
+    "Adds the given labels to the given `NODE` values.", Capability.APOC)
 
 
 def merge_rewrites() -> list[ProcedureRewrite]:

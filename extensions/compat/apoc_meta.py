@@ -15,11 +15,11 @@ from typing import Any
 
 from extensions.cypher.render import name as quote
 from extensions.registry import CallContext, VirtualProcedure
+from core.dialect import Capability
 from core.errors import argument_error
 
 from .db_schema import meta_graph
-from .dbms import FALKORDB
-from .graph_schema import GraphSchema, apoc_type, graph_schema, reads
+from .graph_schema import META_STATS, GraphSchema, apoc_type, graph_schema, reads
 from .schema_catalog import NameStore, read_catalog
 
 DATA_COLUMNS = ("label", "property", "count", "unique", "index", "existence", "type", "array", "sample",
@@ -165,7 +165,7 @@ def apoc_meta_procedures(names: NameStore) -> list[VirtualProcedure]:
         return [[rows[0][0]]]
 
     def proc(name, yields, answer, signature, description):
-        return VirtualProcedure(name, yields, answer, signature, description, "READ", FALKORDB)
+        return VirtualProcedure(name, yields, answer, signature, description, "READ", Capability.APOC)
 
     return [
         proc("apoc.meta.data", DATA_COLUMNS, data,

@@ -19,9 +19,9 @@ from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
 from extensions.planner.late import LateStep, reading_prefix, string, when
 from extensions.registry import ProcedureRewrite
+from core.dialect import Capability
 from core.errors import argument_error
 
-from .dbms import FALKORDB
 
 _STRATEGIES = {"discard", "overwrite", "override"}
 
@@ -115,4 +115,4 @@ MERGE_NODES = ProcedureRewrite(
     "apoc.refactor.mergeNodes", ("node",), _plan,
     "apoc.refactor.mergeNodes(nodes :: LIST<NODE>, config = {} :: MAP) :: (node :: NODE)",
     "Merges the given `LIST<NODE>` onto the first `NODE` in the `LIST<NODE>`. All relationships are merged "
-    "onto that `NODE` too.", FALKORDB)
+    "onto that `NODE` too.", Capability.APOC)

@@ -6,8 +6,8 @@ and stock tools then fail at start-up (`apoc.meta.data`, llama-index's `apoc.map
 the proxy asks each upstream database once, at the first query that names APOC, whether APOC is
 installed (`APOC_INSTALLED`: its procedures are listed by SHOW PROCEDURES; the answer is kept
 per database, so APOC installed later is seen after a restart) and, when it is not, plans the
-queries naming APOC with `served`, a planner whose registry has the census's procedures
-for the Neo4j backend and which rewrites the APOC functions into Neo4j's Cypher
+queries naming APOC with `served`, a planner for the dialect `lacking_apoc`, whose registry
+serves the census's procedures and which rewrites the APOC functions into Neo4j's Cypher
 (`apoc_functions.NEO4J_FORMS`, `apoc_maps`' Neo4j texts); the schema shims read with Neo4j's
 Cypher (`graph_schema.NEO4J_READS`, `schema_catalog`'s SHOW INDEXES / SHOW CONSTRAINTS).
 APOC's writes with labels and types from the data (`apoc.merge.node`, `apoc.merge.relationship`,
@@ -29,13 +29,13 @@ from itertools import count
 from typing import Any
 
 from core.backend import Result, TxConfig
+from core.dialect import Capability, Dialect
 from core.errors import CypherError
 
 from ..bridges.rule import Context, Edit
 from ..cypher import ast as A
 from ..registry import ProcedureRewrite, Registry, VirtualProcedure
 from .apoc_functions import NEO4J_RULES
-from .dbms import NEO4J
 
 log = logging.getLogger("cypher_proxy")
 
@@ -45,23 +45,13 @@ APOC_INSTALLED = "SHOW PROCEDURES YIELD name WHERE name STARTS WITH 'apoc.' RETU
 TRIGGER = ("apoc.", re.compile(r"apoc\.[\w.]+\s*\("))
 _CALL = re.compile(r"\bcall\s+`?(apoc\.[\w.]+)", re.I)
 _FUNCTION = re.compile(r"(apoc\.[\w.]+)\s*\(", re.I)
-#: The census's read procedures the proxy serves behind a Neo4j without APOC.
-SERVED_PROCEDURES = frozenset({
-    "apoc.meta.data", "apoc.meta.schema", "apoc.meta.graph", "apoc.meta.graphsample", "apoc.meta.subgraph",
-    "apoc.meta.stats", "apoc.schema.nodes", "apoc.schema.properties.distinct", "apoc.util.sleep"})
 
 
-def served_registry(registry: Registry) -> Registry:
-    """`registry` with the census's procedures answered on the Neo4j backend too: the schema
-    shims, and APOC's writes with labels from the data as the embedded database has them
-    (`apoc_merge`, `apoc_refactor`: conditional MERGEs per label the probe finds, plain Cypher)."""
-    return registry.derived(lambda e: replace(e, backends=e.backends | NEO4J) if _served(e) else e)
-
-
-def _served(entry) -> bool:
-    name = getattr(entry, "name", "").lower()
-    return (isinstance(entry, VirtualProcedure) and name in SERVED_PROCEDURES
-            or isinstance(entry, ProcedureRewrite) and name.startswith("apoc."))
+def lacking_apoc(dialect: Dialect) -> Dialect:
+    """`dialect` without APOC: the registry then serves the census's procedures (the schema
+    shims, and APOC's writes with labels from the data as on the embedded database: conditional
+    MERGEs per label the probe finds, plain Cypher), and the planner rewrites APOC's functions."""
+    return replace(dialect, name=f"{dialect.name} without APOC", native=dialect.native - {Capability.APOC})
 
 
 def without_apoc(registry: Registry) -> Registry:
@@ -70,9 +60,9 @@ def without_apoc(registry: Registry) -> Registry:
                             and e.name.lower().startswith("apoc.") else e)
 
 
-def function_edits(tree: A.Query, text: str) -> list[Edit]:
+def function_edits(tree: A.Query, text: str, dialect: Dialect) -> list[Edit]:
     """Every APOC function call of `tree` as Neo4j's Cypher (`apoc_functions.NEO4J_FORMS`)."""
-    ctx = Context(text, tree, (str(i) for i in count()))
+    ctx = Context(text, tree, (str(i) for i in count()), dialect)
     edits = [edit for node in tree.walk() for cls, apply in NEO4J_RULES if isinstance(node, cls)
              for edit in apply(node, ctx)]
     return sorted(edits, key=lambda e: (e[0], e[1]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.dialect import Capability
 from extensions.registry import CallContext, VirtualProcedure
 
 
@@ -20,4 +21,4 @@ DB_PING = VirtualProcedure(
     "db.ping", ("success",), _ping, signature="db.ping() :: (success :: BOOLEAN)",
     description="This procedure can be used by client side tooling to test whether they are correctly "
                 "connected to a database.",
-    backends=frozenset({"falkordb"}))
+    stands_in_for=Capability.PROCEDURES)

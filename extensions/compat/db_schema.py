@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
+from core.dialect import Capability
 from core.errors import argument_error
 from core.values import Node, Relationship
 
-from .dbms import FALKORDB
 from .schema_catalog import await_indexes
 from .graph_schema import META_STATS, graph_schema, schema_types
 
@@ -97,29 +97,29 @@ def db_schema_procedures() -> list[VirtualProcedure]:
     return [
         VirtualProcedure("db.awaitIndexes", (), _await_indexes,
                          "db.awaitIndexes(timeOutSeconds = 300 :: INTEGER)",
-                         "Wait for all indexes to come online.", "READ", FALKORDB),
+                         "Wait for all indexes to come online.", "READ", Capability.PROCEDURES),
         VirtualProcedure("db.awaitIndex", (), _await_index,
                          "db.awaitIndex(indexName :: STRING, timeOutSeconds = 300 :: INTEGER)",
                          "Wait for an index to come online (the embedded database: waits for all of them).",
-                         "READ", FALKORDB),
+                         "READ", Capability.PROCEDURES),
         VirtualProcedure("db.labels", ("label",), _labels, "db.labels() :: (label :: STRING)",
-                         "List all labels attached to nodes within a database.", "READ", FALKORDB),
+                         "List all labels attached to nodes within a database.", "READ", Capability.PROCEDURES),
         VirtualProcedure("db.relationshipTypes", ("relationshipType",), _types,
                          "db.relationshipTypes() :: (relationshipType :: STRING)",
-                         "List all types attached to relationships within a database.", "READ", FALKORDB),
+                         "List all types attached to relationships within a database.", "READ", Capability.PROCEDURES),
         VirtualProcedure("db.schema.nodeTypeProperties",
                          ("nodeType", "nodeLabels", "propertyName", "propertyTypes", "mandatory"),
                          _node_type_properties,
                          "db.schema.nodeTypeProperties() :: (nodeType :: STRING, nodeLabels :: LIST<STRING>, "
                          "propertyName :: STRING, propertyTypes :: LIST<STRING>, mandatory :: BOOLEAN)",
-                         "Show the derived property schema of the nodes in tabular form.", "READ", FALKORDB),
+                         "Show the derived property schema of the nodes in tabular form.", "READ", Capability.PROCEDURES),
         VirtualProcedure("db.schema.relTypeProperties",
                          ("relType", "propertyName", "propertyTypes", "mandatory"), _rel_type_properties,
                          "db.schema.relTypeProperties() :: (relType :: STRING, propertyName :: STRING, "
                          "propertyTypes :: LIST<STRING>, mandatory :: BOOLEAN)",
                          "Show the derived property schema of the relationships in tabular form.", "READ",
-                         FALKORDB),
+                         Capability.PROCEDURES),
         VirtualProcedure("db.schema.visualization", ("nodes", "relationships"), _visualization,
                          "db.schema.visualization() :: (nodes :: LIST<NODE>, relationships :: LIST<RELATIONSHIP>)",
-                         "Visualizes the schema of the data.", "READ", FALKORDB),
+                         "Visualizes the schema of the data.", "READ", Capability.PROCEDURES),
     ]

@@ -10,19 +10,18 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
+from core.dialect import Capability, Dialect
 from core.errors import CypherError
 
 NEO4J_VERSION = "5.26.0"
 NEO4J_EDITION = "community"
-FALKORDB = frozenset({"falkordb"})
-NEO4J = frozenset({"neo4j"})
 
 
-def neo4j_cypher(kind: str | None) -> bool:
-    """Whether the shims write their queries in Neo4j's Cypher for backend `kind` (behind a
-    Neo4j without APOC, `apoc_upstream.py`), rather than the embedded FalkorDB's: the one
-    backend-kind test of the schema reads, the catalog and the APOC map functions."""
-    return kind in NEO4J
+def neo4j_cypher(dialect: Dialect | None) -> bool:
+    """Whether the shims write their queries in Neo4j's Cypher (behind a Neo4j without APOC,
+    `apoc_upstream.py`) rather than the embedded FalkorDB's: the one dialect test of the schema
+    reads, the catalog and the APOC map functions."""
+    return dialect is not None and dialect.has(Capability.NEO4J_CYPHER)
 
 #: What `dbms.clientConfig()` reports (Neo4j Browser reads these at start-up).
 CLIENT_CONFIG = (
@@ -62,11 +61,11 @@ async def procedure_rows(ctx: CallContext) -> list[dict[str, Any]]:
     """Every procedure a client can CALL here: the proxy's (virtual and algorithm procedures, from
     the registry) and, where the graph is readable, the backend's own that the proxy does not shadow."""
     rows: dict[str, dict[str, Any]] = {}
-    for v in ctx.registry.virtual_procedures(ctx.backend_kind):
+    for v in ctx.registry.virtual_procedures(ctx.dialect):
         if v.callable:
             rows[v.name] = {"name": v.name, "signature": v.signature or f"{v.name}()",
                             "description": v.description, "mode": v.mode}
-    for r in ctx.registry.rewrites(ctx.backend_kind):
+    for r in ctx.registry.rewrites(ctx.dialect):
         rows[r.name] = {"name": r.name, "signature": r.signature, "description": r.description,
                         "mode": "WRITE" if r.name.startswith(_APOC_WRITES) else "READ"}
     for p in ctx.registry.procedures():
@@ -79,11 +78,10 @@ async def procedure_rows(ctx: CallContext) -> list[dict[str, Any]]:
 
 
 async def _backend_procedures(ctx: CallContext) -> list[tuple[str, str]]:
-    if ctx.backend_kind != "falkordb":
+    if ctx.dialect.procedure_list is None:
         return []
     try:
-        return [(row[0], row[1]) for row in await ctx.graph.read("CALL dbms.procedures() YIELD name, mode "
-                                                                 "RETURN name, mode", {})]
+        return [(row[0], row[1]) for row in await ctx.graph.read(ctx.dialect.procedure_list, {})]
     except CypherError:          # no graph to ask (database `system`): the proxy's own only
         return []
 
@@ -97,23 +95,23 @@ def dbms_procedures() -> list[VirtualProcedure]:
     return [
         VirtualProcedure("dbms.components", ("name", "versions", "edition"), _components,
                          "dbms.components() :: (name :: STRING, versions :: LIST<STRING>, edition :: STRING)",
-                         "List DBMS components and their versions.", "DBMS", FALKORDB),
+                         "List DBMS components and their versions.", "DBMS", Capability.PROCEDURES),
         VirtualProcedure("dbms.showCurrentUser", ("username", "roles", "flags"), _current_user,
                          "dbms.showCurrentUser() :: (username :: STRING, roles :: LIST<STRING>, flags :: LIST<STRING>)",
-                         "Show the current user.", "DBMS", FALKORDB),
+                         "Show the current user.", "DBMS", Capability.PROCEDURES),
         VirtualProcedure("dbms.security.showCurrentUser", ("username", "roles", "flags"), _current_user,
                          "dbms.security.showCurrentUser() :: (username :: STRING, roles :: LIST<STRING>, "
-                         "flags :: LIST<STRING>)", "Show the current user.", "DBMS", FALKORDB),
+                         "flags :: LIST<STRING>)", "Show the current user.", "DBMS", Capability.PROCEDURES),
         VirtualProcedure("dbms.clientConfig", ("name", "description", "value", "dynamic"), _client_config,
                          "dbms.clientConfig() :: (name :: STRING, description :: STRING, value :: STRING, "
-                         "dynamic :: BOOLEAN)", "Return the settings clients may read.", "DBMS", FALKORDB),
+                         "dynamic :: BOOLEAN)", "Return the settings clients may read.", "DBMS", Capability.PROCEDURES),
         VirtualProcedure("dbms.procedures", ("name", "signature", "description", "mode",
                                              "defaultBuiltInRoles", "worksOnSystem"), _procedures,
                          "dbms.procedures() :: (name :: STRING, signature :: STRING, description :: STRING, "
                          "mode :: STRING, defaultBuiltInRoles :: LIST<STRING>, worksOnSystem :: BOOLEAN)",
-                         "List all procedures in the DBMS.", "DBMS", FALKORDB),
+                         "List all procedures in the DBMS.", "DBMS", Capability.PROCEDURES),
         VirtualProcedure("tx.getMetaData", ("metadata",), _metadata,
                          "tx.getMetaData() :: (metadata :: MAP)",
-                         "Provides attached transaction metadata.", "DBMS", FALKORDB),
+                         "Provides attached transaction metadata.", "DBMS", Capability.PROCEDURES),
     ]
 

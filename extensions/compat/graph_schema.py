@@ -134,7 +134,7 @@ NEO4J_READS = SchemaReads(_neo4j_counts, _NEO4J_KEY_TYPES, _neo4j_type_name, _ne
 
 def reads(graph: GraphContext) -> SchemaReads:
     """The schema reads in the Cypher of the backend `graph` is on."""
-    return NEO4J_READS if neo4j_cypher(graph.kind) else FALKORDB_READS
+    return NEO4J_READS if neo4j_cypher(graph.dialect) else FALKORDB_READS
 
 
 async def _read(graph: GraphContext, sample: int) -> GraphSchema:

@@ -212,7 +212,7 @@ _NEO4J_CONSTRAINT_KINDS = {t: kind for (kind, _), t in CONSTRAINT_TYPES.items()}
 async def read_catalog(graph: GraphContext, names: NameStore) -> Catalog:
     """What FalkorDB has, named: stored names where FalkorDB still backs them, generated ones else.
     Behind a Neo4j, what it lists itself."""
-    if neo4j_cypher(graph.kind):
+    if neo4j_cypher(graph.dialect):
         return await _neo4j_catalog(graph)
     fields: dict[tuple, dict] = {}
     populating: set[tuple] = set()

@@ -22,7 +22,6 @@ from extensions.registry import CommandHandler
 from core.backend import ListResult, Summary
 from core.errors import CypherError, argument_error
 
-from .dbms import FALKORDB
 from .schema_catalog import (CONSTRAINTS, Catalog, Definition, Entry, NameStore, await_indexes,
                              pending_vector_index, read_catalog)
 
@@ -55,9 +54,9 @@ class SchemaCommands:
         self.names = names
 
     def handlers(self) -> list[CommandHandler]:
-        return [CommandHandler(A.CreateIndex, self.create_index, FALKORDB),
-                CommandHandler(A.CreateConstraint, self.create_constraint, FALKORDB),
-                CommandHandler(A.DropSchema, self.drop, FALKORDB)]
+        return [CommandHandler(A.CreateIndex, self.create_index),
+                CommandHandler(A.CreateConstraint, self.create_constraint),
+                CommandHandler(A.DropSchema, self.drop)]
 
     async def _catalog(self, ctx) -> Catalog:
         return await read_catalog(ctx.graph, self.names)

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Any
 
 from extensions.registry import CallContext, VirtualProcedure
+from core.dialect import Capability
 from core.errors import CypherError
 
 from . import apoc_functions, apoc_maps
-from .dbms import FALKORDB, procedure_rows
+from .dbms import procedure_rows
 from .schema_catalog import CONSTRAINT_TYPES, Entry, NameStore, read_catalog
 
 DATABASE_COLUMNS = ("name", "type", "aliases", "access", "address", "role", "writer", "requestedStatus",
@@ -87,13 +88,12 @@ async def _functions(ctx: CallContext, args: list) -> list[list[Any]]:
     if kind != "BUILT IN":
         rows += [[e.name, "Extension", e.signature, e.signature or f"{e.name}()", False, [], "", False,
                   None, None, False, None] for e in ctx.registry]
-    if kind != "BUILT IN" and ctx.backend_kind == "falkordb":
+    if kind != "BUILT IN" and not ctx.dialect.has(Capability.APOC):
         rows += [[f.name, "APOC", f.description, f.signature, False, [], "", False, None, None, False, None]
                  for f in [*apoc_functions.listed(), *apoc_maps.listed()]]
-    if kind != "USER DEFINED" and ctx.backend_kind == "falkordb":
+    if kind != "USER DEFINED" and ctx.dialect.function_list is not None:
         try:
-            native = await ctx.graph.read("CALL dbms.functions() YIELD name, internal, aggregation "
-                                          "RETURN name, internal, aggregation", {})
+            native = await ctx.graph.read(ctx.dialect.function_list, {})
         except CypherError:          # no graph to ask (database `system`)
             native = []
         rows += [[name, "", "", f"{name}()", True, [], "", aggregation in (True, "true"),
@@ -145,7 +145,7 @@ def show_procedures(names: NameStore) -> list[VirtualProcedure]:
 
     def show(what: str, columns: tuple, shown: tuple, answer, description: str) -> VirtualProcedure:
         return VirtualProcedure(f"SHOW {what}", columns, answer, f"SHOW {what}", description, "DBMS",
-                                FALKORDB, shown=shown)
+                                Capability.PROCEDURES, shown=shown)
 
     return [
         show("DATABASES", DATABASE_COLUMNS, DATABASE_COLUMNS[:13], _databases, "The databases."),

@@ -19,9 +19,9 @@ from extensions.cypher.render import name as quote
 from extensions.planner.calls import yielded
 from extensions.planner.plan import VirtualStep
 from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
+from core.dialect import Capability
 from core.errors import CypherError, argument_error
 
-from .dbms import FALKORDB
 from .lucene import matches, parse, translate
 from .schema_commands import build_pending
 from .schema_catalog import NameStore, pending_vector_index, read_catalog
@@ -69,7 +69,7 @@ def _lookup(names: NameStore, kind: str, procedure: str, entity: str = "NODE") -
 
     on = "" if entity == "NODE" else " RELATIONSHIP"
     return VirtualProcedure(f"SHOW {kind}{on} INDEX LOOKUP", ("label", "property", "similarity"), answer,
-                            backends=FALKORDB)
+                            stands_in_for=Capability.PROCEDURES)
 
 
 def _search(names: NameStore, name: str, native: str, kind: str, signature: str,

@@ -48,7 +48,7 @@ async def describe_text(graph: GraphContext, registry: Registry, types: list[str
     """
     cache = _caches.setdefault(registry, StateCache())
     key = (graph.database, user)
-    stats: GraphStats = await cache.get(("stats", *key), graph.state, lambda: graph_stats(graph.read, graph.kind))
+    stats: GraphStats = await cache.get(("stats", *key), graph.state, lambda: graph_stats(graph.read, graph.integer_ids))
     describers = registry.describers()
     if types:
         _check_types(types, stats)

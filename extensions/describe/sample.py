@@ -80,11 +80,12 @@ class NodeSample:
         return {label: [props for _, props in nodes] for label, nodes in self.nodes.items()}
 
 
-async def sample_nodes(read: Read, kind: str | None, nodes: int, counts: dict[str, int]) -> NodeSample:
-    """A uniform random sample of each label (see the module docstring)."""
+async def sample_nodes(read: Read, integer_ids: bool, nodes: int, counts: dict[str, int]) -> NodeSample:
+    """A uniform random sample of each label (see the module docstring); `integer_ids`: the
+    backend's nodes are found by FalkorDB's integer ids (`core/dialect.py`)."""
     sample = NodeSample(counts)
     scanned = dict(counts)
-    if kind == "falkordb" and nodes:
+    if integer_ids and nodes:
         bound = await falkordb_id_bound(read, nodes)
         draws = _draws(bound, counts)
         if draws:
@@ -94,7 +95,7 @@ async def sample_nodes(read: Read, kind: str | None, nodes: int, counts: dict[st
                     if counts.get(label, 0) * draws >= SAMPLE_PER_TYPE * bound:
                         sample.add(label, identity, properties)
             scanned = {label: count for label, count in counts.items() if count * draws < SAMPLE_PER_TYPE * bound}
-    identity = "id(n)" if kind == "falkordb" else "elementId(n)"
+    identity = "id(n)" if integer_ids else "elementId(n)"
     for label, count in scanned.items():
         share = min(1.0, SAMPLE_PER_TYPE / count) if count else 1.0
         for node, properties in await read(f"MATCH (n:{quote(label)}) WHERE rand() < $p "
@@ -119,9 +120,9 @@ def _draws(bound: int, counts: dict[str, int]) -> int:
     return max(reachable, default=0)
 
 
-async def sample_patterns(read: Read, kind: str | None, sample: NodeSample) -> dict[tuple[str, str, str], int]:
+async def sample_patterns(read: Read, integer_ids: bool, sample: NodeSample) -> dict[tuple[str, str, str], int]:
     """(start label, type, end label) -> estimated relationship count (see the module docstring)."""
-    identity = "id(a)" if kind == "falkordb" else "elementId(a)"
+    identity = "id(a)" if integer_ids else "elementId(a)"
     starts: dict[Any, list[str]] = defaultdict(list)
     for label, nodes in sample.nodes.items():
         for node, _ in nodes:

@@ -92,11 +92,12 @@ class TypeStats:
 
 # ---------------------------------------------------------------- the inventory
 
-async def graph_stats(read: Read, kind: str | None = None) -> GraphStats:
-    """The inventory statistics of the whole graph (`kind`: the backend kind, see `sample.py`)."""
+async def graph_stats(read: Read, integer_ids: bool = False) -> GraphStats:
+    """The inventory statistics of the whole graph (`integer_ids`: the backend's binding form, see
+    `sample.py`)."""
     nodes, relationships = await sampling.totals(read)
     if nodes + relationships > EXACT_MAX:
-        return await _sampled_stats(read, kind, nodes, relationships)
+        return await _sampled_stats(read, integer_ids, nodes, relationships)
     label_sets = await read(_LABEL_COUNTS, {})
     labels: Counter[str] = Counter()
     for names, count in label_sets:
@@ -121,10 +122,10 @@ async def graph_stats(read: Read, kind: str | None = None) -> GraphStats:
         conventions=await _conventions(read, samples, labels, nodes), samples=dict(samples))
 
 
-async def _sampled_stats(read: Read, kind: str | None, nodes: int, relationships: int) -> GraphStats:
+async def _sampled_stats(read: Read, integer_ids: bool, nodes: int, relationships: int) -> GraphStats:
     counts = await sampling.label_counts(read)
-    sample = await sampling.sample_nodes(read, kind, nodes, counts)
-    patterns = await sampling.sample_patterns(read, kind, sample)
+    sample = await sampling.sample_nodes(read, integer_ids, nodes, counts)
+    patterns = await sampling.sample_patterns(read, integer_ids, sample)
     samples = sample.maps()
     estimate: Counter[str] = Counter()
     for label, maps in samples.items():

@@ -1,10 +1,10 @@
-"""How computed extension values are read back into a query, per backend.
+"""How computed extension values are read back into a query, per binding form of the dialect.
 
 A bound call becomes a parameter lookup: an index by the call's primary node, then one key per
 other argument that varies from row to row. The fastest form differs per backend
 (docs/falkordb-notes.md, "binding computed values"):
 
-- FalkorDB: map lookups are linear, list indexing is constant time, so the parameter is a list
+- integer ids (`Dialect.integer_ids`, FalkorDB): map lookups are linear, list indexing is constant time, so the parameter is a list
   indexed by internal id. It covers only the id range of the nodes computed, from
   `$__ext0_base` on, not every id from 0: a handful of bound nodes in a large graph makes a
   short list. (The base is a parameter of its own: FalkorDB copies a map parameter's value on
@@ -14,7 +14,7 @@ other argument that varies from row to row. The fastest form differs per backend
   less than a quarter of the grid (arguments that vary with the node, like its own date), the
   call is bound *sparse* instead, a map of keys per node, and the query text is rewritten to
   read it (`Lookup.sparse`).
-- Neo4j: maps are hashed; the parameter is a map keyed by `elementId(p)`, then by key.
+- element ids (Neo4j): maps are hashed; the parameter is a map keyed by `elementId(p)`, then by key.
 
 Keys of other arguments are strings the database computes itself (`toString(x)`, a node's
 element id); the probe returns them as columns, so Python never has to reproduce Cypher's
@@ -32,23 +32,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.dialect import Dialect
+
 #: A grid is bound when the values computed fill at least 1 / SPARSE_RATIO of its cells.
 SPARSE_RATIO = 4
 
 
-def node_index_expr(kind: str, node: str) -> str:
-    """The index of a node in a bound parameter: `id(n)` (list index) or `elementId(n)` (map key)."""
-    return f"id({node})" if kind == "falkordb" else f"elementId({node})"
-
-
-def element_id_expr(kind: str, node: str) -> str:
-    """The node's element id as the client sees it (FalkorDB: the internal id as a string)."""
-    return f"toString(id({node}))" if kind == "falkordb" else f"elementId({node})"
-
-
-def key_expr(kind: str, arg: str, is_node: bool) -> str:
+def key_expr(dialect: Dialect, arg: str, is_node: bool) -> str:
     """The string key of one varying argument, as the probe returns it (null for null)."""
-    return element_id_expr(kind, arg) if is_node else f"toString({arg})"
+    return dialect.element_id(arg) if is_node else f"toString({arg})"
 
 
 def base_param(param: str) -> str:
@@ -72,7 +64,7 @@ class Lookup:
     expression (`id(n)` / `elementId(n)`, None when no node varies) and the key expressions of
     the other varying arguments."""
 
-    kind: str
+    dialect: Dialect
     param: str
     index: str | None
     keys: tuple[str, ...]
@@ -80,7 +72,7 @@ class Lookup:
     @property
     def grid(self) -> bool:
         """Whether the call's values are bound as a grid (FalkorDB, indexed, with keys)."""
-        return self.kind == "falkordb" and self.index is not None and bool(self.keys)
+        return self.dialect.integer_ids and self.index is not None and bool(self.keys)
 
     @property
     def text(self) -> str:
@@ -102,7 +94,7 @@ class Lookup:
         p = self.param
         if self.index is None:
             return f"${p}"
-        if self.kind == "falkordb":
+        if self.dialect.integer_ids:
             base = f"${base_param(p)}"
             return f"(CASE WHEN {self.index} >= {base} THEN ${p}[{self.index} - {base}] END)"
         return f"${p}[{self.index}]"
@@ -113,7 +105,7 @@ class Lookup:
     def placeholders(self) -> dict[str, Any]:
         """Parameters of the right shape for EXPLAIN, where nothing is computed."""
         out: dict[str, Any] = {}
-        if self.index is not None and self.kind == "falkordb":
+        if self.index is not None and self.dialect.integer_ids:
             out = {self.param: [], base_param(self.param): 0}
         else:
             out = {self.param: {} if self.index is not None or self.keys else None}
@@ -195,7 +187,7 @@ class Lookup:
     def _indexed_params(self, by_index: dict[Any, Any]) -> dict[str, Any]:
         """FalkorDB: a list from the smallest to the largest index, None where nothing was
         computed (out-of-range indexes read as null too); Neo4j: the map itself."""
-        if self.kind != "falkordb":
+        if not self.dialect.integer_ids:
             return {self.param: by_index}
         base = min(by_index, default=0)
         values: list[Any] = [None] * (max(by_index, default=-1) + 1 - base)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 
+from core.dialect import Dialect
 from core.errors import argument_error, syntax_error
 
 from ..cypher import ast as A
@@ -32,9 +33,9 @@ def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure | A
     return fields, {y.field: y.name for y in clause.yields or ()}
 
 
-def show_procedure(registry: Registry, kind: str, clause: A.Show) -> VirtualProcedure | None:
-    """The virtual procedure that answers a SHOW command on `kind`, if the proxy answers it."""
-    return registry.virtual(f"SHOW {clause.what}", kind)
+def show_procedure(registry: Registry, dialect: Dialect, clause: A.Show) -> VirtualProcedure | None:
+    """The virtual procedure that answers a SHOW command in `dialect`, if the proxy answers it."""
+    return registry.virtual(f"SHOW {clause.what}", dialect)
 
 
 def show_arguments(clause: A.Show) -> tuple:
@@ -44,25 +45,25 @@ def show_arguments(clause: A.Show) -> tuple:
     return (A.Literal(clause.kind), argument)
 
 
-def local_call(registry: Registry, kind: str, query: A.Query) -> LocalCall | None:
+def local_call(registry: Registry, dialect: Dialect, query: A.Query) -> LocalCall | None:
     """A query that is nothing but `CALL virtual(...) [YIELD ...]` or `SHOW X [YIELD ...]`
     (no WHERE, no ordering, no other clause)."""
     if len(query.parts) != 1 or len(query.parts[0].clauses) != 1:
         return None
     clause = query.parts[0].clauses[0]
     if isinstance(clause, A.Show):
-        return _local_show(registry, kind, clause)
+        return _local_show(registry, dialect, clause)
     if not isinstance(clause, A.CallProcedure) or clause.where is not None or clause.optional:
         return None
-    procedure = registry.virtual(clause.name, kind)
+    procedure = registry.virtual(clause.name, dialect)
     if procedure is None:
         return None
     fields, names = yielded(procedure, clause)
     return LocalCall(procedure, clause.args or (), fields, [names.get(f, f) for f in fields])
 
 
-def _local_show(registry: Registry, kind: str, clause: A.Show) -> LocalCall | None:
-    procedure = show_procedure(registry, kind, clause)
+def _local_show(registry: Registry, dialect: Dialect, clause: A.Show) -> LocalCall | None:
+    procedure = show_procedure(registry, dialect, clause)
     if (procedure is None or clause.where is not None or clause.order_by or clause.skip is not None
             or clause.limit is not None):
         return None

@@ -35,7 +35,6 @@ from typing import Any
 
 from core.errors import argument_error
 
-from . import bind
 from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..bridges.uniqueness import fresh_names
@@ -237,7 +236,7 @@ class JoinPlanner:
             match += " WHERE " + " AND ".join(f"({self._conjunct_text(c, where)})" for c in pushed)
         var = quote_name(arg.var)
         lines += [match, f"RETURN DISTINCT id({var}) AS __c0, labels({var}) AS __c1, "
-                         f"{bind.element_id_expr(part.kind, var)} AS __c2"]
+                         f"{part.dialect.element_id(var)} AS __c2"]
         return SidePlan(arg.key, probe="\n".join(lines))
 
     # -- small analyses

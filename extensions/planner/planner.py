@@ -29,11 +29,13 @@ from typing import Any
 import numpy as np
 
 from core.backend import ListResult, Result, Summary
+from core.dialect import Capability, Dialect
 from core.errors import CypherError, argument_error, database_error, syntax_error
 from core.values import Node, Relationship
 
-from .. import bridges, dialect, trimmed_index
+from .. import bridges, trimmed_index
 from ..compat import apoc_upstream
+from ..dialect import alias_edits, triggered, triggers
 from . import bind, existence
 from .arguments import constant
 from .cycles import CycleGuard
@@ -67,18 +69,20 @@ SEEK_RATIO = 4
 
 
 class ExtensionPlanner:
-    """Plans and runs client queries for one backend kind ("falkordb" or "neo4j")."""
+    """Plans and runs client queries for one backend, by its dialect (`core/dialect.py`)."""
 
-    def __init__(self, registry: Registry, *, backend_kind: str, probe_cache: ProbeCache | None = None,
-                 constraints=None, datetime_kinds: KindStore | None = None, serve_apoc: bool = False):
+    def __init__(self, registry: Registry, *, dialect: Dialect, probe_cache: ProbeCache | None = None,
+                 constraints=None, datetime_kinds: KindStore | None = None):
         self.registry = registry
+        self.dialect = dialect
+        exact_temporals = dialect.has(Capability.EXACT_TEMPORALS)
         #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py)
-        self.serve_apoc = serve_apoc
-        #: the date-time kind written per property key (`temporal/kinds.py`), FalkorDB only
-        self.datetime_kinds = datetime_kinds if backend_kind == "falkordb" else None
-        #: where the existence constraints the proxy checks live (`NameStore.existence`), FalkorDB only
-        self.constraints = constraints if backend_kind == "falkordb" else None
-        self.backend_kind = backend_kind
+        self.serve_apoc = dialect.has(Capability.NEO4J_CYPHER) and not dialect.has(Capability.APOC)
+        #: the date-time kind written per property key (`temporal/kinds.py`), where the database loses it
+        self.datetime_kinds = None if exact_temporals else datetime_kinds
+        #: where the existence constraints the proxy checks live (`NameStore.existence`), where
+        #: the database has no constraint commands of Neo4j's
+        self.constraints = None if dialect.has(Capability.SCHEMA_COMMANDS) else constraints
         self.probe_cache = probe_cache
         #: the graph check of variable-length ranges (FalkorDB, cycles.py)
         self.cycles = CycleGuard()
@@ -86,19 +90,17 @@ class ExtensionPlanner:
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
-        self._triggers = dialect.triggers([e.name for e in registry], self._procedure_names(),
-                                          backend_kind == "falkordb")
+        self._triggers = (triggers([e.name for e in registry], self._procedure_names(), self.dialect)
+                          + bridges.triggers(self.dialect) + (() if exact_temporals else TEMPORAL_TRIGGERS))
         #: Neo4j analyses variables itself; the embedded database does not (cypher/semantics.py).
-        self._analyse = backend_kind == "falkordb"
-        if self._analyse:
-            self._triggers += bridges.triggers() + TEMPORAL_TRIGGERS
-        if serve_apoc:
+        self._analyse = not dialect.has(Capability.NEO4J_CYPHER)
+        if self.serve_apoc:
             self._triggers += (apoc_upstream.TRIGGER,)
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
-                + [v.name for v in self.registry.virtual_procedures(self.backend_kind) if v.callable]
-                + [r.name for r in self.registry.rewrites(self.backend_kind)])
+                + [v.name for v in self.registry.virtual_procedures(self.dialect) if v.callable]
+                + [r.name for r in self.registry.rewrites(self.dialect)])
 
     def _names(self) -> list[str]:
         return [e.name for e in self.registry] + self._procedure_names()
@@ -210,7 +212,7 @@ class ExtensionPlanner:
         """The plan of `query`, or None when it goes to the backend unchanged (cached as `plan`).
 
         Cheap text scan first: most queries need no parse at all."""
-        if not dialect.triggered(query, self._triggers) and not (self._analyse and semantics.suspect(query)):
+        if not triggered(query, self._triggers) and not (self._analyse and semantics.suspect(query)):
             return None
         try:
             return self._build(query)
@@ -220,7 +222,7 @@ class ExtensionPlanner:
                                "Split the chain, or pass long lists as parameters.") from None
 
     def _build(self, query: str) -> Plan | None:
-        kind = self.backend_kind
+        neo4j_cypher = self.dialect.has(Capability.NEO4J_CYPHER)
         try:
             tree = parse(query)
         except MalformedLiteral:
@@ -231,9 +233,9 @@ class ExtensionPlanner:
             return None            # a bridge-only trigger we cannot parse: let the database answer
         if self._analyse:
             semantics.check(tree)
-        if kind == "falkordb" and (expanded := bridges.fixed_lengths.expand(tree, query)) is not None:
+        if not neo4j_cypher and (expanded := bridges.fixed_lengths.expand(tree, query)) is not None:
             query, tree = expanded, parse(expanded)          # `[*3]` as three hops (bridges.fixed_lengths)
-        answer = compile_query(tree, query) if kind == "falkordb" else None
+        answer = None if self.dialect.has(Capability.EXACT_TEMPORALS) else compile_query(tree, query)
         if answer is None:
             return self._plan_tree(tree, query)
         try:
@@ -243,36 +245,35 @@ class ExtensionPlanner:
         return Plan(body=query, prefix=None, steps=[], placeholders={}, constant=(answer, fallback))
 
     def _plan_tree(self, tree: A.Query, query: str) -> Plan | None:
-        kind = self.backend_kind
+        neo4j_cypher = self.dialect.has(Capability.NEO4J_CYPHER)
         command = self._command(tree)
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
-        edits = dialect.alias_edits(tree, self.registry.__contains__)
-        derived, cartesian, after, conditional, zoned, refusals, ranges = {}, [], set(), {}, {}, [], []
-        if kind == "falkordb":
-            bridged = bridges.bridge(tree, query)
-            edits += bridged.edits
-            derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
-            conditional, zoned, refusals, ranges = bridged.conditional, bridged.zoned, bridged.refusals, bridged.ranges
-        elif self.serve_apoc:
-            edits += apoc_upstream.function_edits(tree, query)
+        edits = alias_edits(tree, self.registry.__contains__)
+        if self.serve_apoc:                   # the one stand-in a Neo4j dialect needs: APOC in its Cypher
+            bridged = bridges.Bridged(edits=apoc_upstream.function_edits(tree, query, self.dialect))
+        else:
+            bridged = bridges.bridge(tree, query, self.dialect)
+        edits += bridged.edits
+        derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
+        conditional, zoned, refusals, ranges = bridged.conditional, bridged.zoned, bridged.refusals, bridged.ranges
         edits.sort(key=lambda e: (e[0], e[1]))
         steps: list = []
         placeholders: dict[str, Any] = {}
         counter = count()
         for part in tree.parts:
-            planner = PartPlanner(query, part, self.registry, kind, edits, counter, serve_apoc=self.serve_apoc)
+            planner = PartPlanner(query, part, self.registry, self.dialect, edits, counter)
             planner.plan(JoinPlanner(planner))
             steps += planner.steps
             placeholders.update(planner.placeholders)
             refusals = [*refusals, *planner.refusals]
-        if not (edits or cartesian or after or conditional or zoned or ranges or tree.options and kind == "falkordb"):
+        if not (edits or cartesian or after or conditional or zoned or ranges or tree.options and not neo4j_cypher):
             return None
         body = bridges.after_edits(splice(query, tree.parts[0].span[0], len(query), edits), after)
         variants = (query, tree.parts[0].span[0], edits, conditional, after) if conditional else None
         return Plan(body=body, prefix=tree.prefix, steps=steps, placeholders=placeholders,
-                    local=local_call(self.registry, kind, tree),
-                    options=tree.options if kind != "falkordb" else None,
+                    local=local_call(self.registry, self.dialect, tree),
+                    options=tree.options if neo4j_cypher else None,
                     derived=derived, cartesian=cartesian, variants=variants, zoned=zoned,
                     refusals=refusals, ranges=ranges,
                     source=query if ranges else None)
@@ -334,7 +335,7 @@ class ExtensionPlanner:
         clauses = tree.parts[0].clauses
         if len(tree.parts) != 1 or len(clauses) != 1:
             return None
-        handler = self.registry.command(type(clauses[0]), self.backend_kind)
+        handler = self.registry.command(type(clauses[0]), self.dialect)
         return (handler, clauses[0]) if handler is not None else None
 
     # -- execution
@@ -395,9 +396,9 @@ class ExtensionPlanner:
     async def _bind(self, site: Site, rows: list[list[Any]], runner, params: dict[str, Any]) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
         if len(rows) > site.ext.offload_above:
-            distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.backend_kind)
+            distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.dialect)
         else:
-            distinct = _distinct_arguments(site, rows, self.backend_kind)
+            distinct = _distinct_arguments(site, rows, self.dialect)
         return await self._compute(site, distinct, runner, site.ext.offload(len(rows)), params)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
@@ -450,7 +451,7 @@ class ExtensionPlanner:
                 or site.args[site.index_arg].kind != "node":
             return None
         groups = await self._node_ids(split, params, runner)
-        value_side = _value_side(split.sites[0], await self._value_rows(split, params, runner), self.backend_kind)
+        value_side = _value_side(split.sites[0], await self._value_rows(split, params, runner), self.dialect)
         if len(value_side) != 1:
             return None
         scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
@@ -461,7 +462,7 @@ class ExtensionPlanner:
 
     async def _node_ids(self, split: SplitProbe, params: dict[str, Any], runner) -> list[tuple]:
         """The node probe's nodes as (labels, internal ids array, lookup keys) per label set;
-        cached like probe rows. FalkorDB's keys are the ids (None: 8 bytes a node in the cache)."""
+        cached like probe rows. With integer ids the keys are the ids (None: 8 bytes a node in the cache)."""
         cache = self.probe_cache
         key = cache.key(split.node_text, params, runner) if cache is not None else None
         if key is not None and (groups := cache.get((key, "ids"))) is not None:
@@ -469,10 +470,10 @@ class ExtensionPlanner:
         result = await runner.run(split.node_text, params)
         found = await result.fetch(-1)
         await result.consume()
-        falkordb = self.backend_kind == "falkordb"
-        id_at = -1 if falkordb else -2                                 # Neo4j: [..., id, element id]
+        integer_ids = self.dialect.integer_ids
+        id_at = -1 if integer_ids else -2                              # Neo4j: [..., id, element id]
         groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
-                   None if falkordb else [item[-1] for item in items if item[-1] is not None])
+                   None if integer_ids else [item[-1] for item in items if item[-1] is not None])
                   for labels, items in found]
         if key is not None:
             cache.put((key, "ids"), groups, sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups))
@@ -492,7 +493,7 @@ class ExtensionPlanner:
         groups = await result.fetch(-1)
         await result.consume()
         nodes = node_rows(groups)
-        sides = [_node_side(plan, nodes, self.backend_kind) for plan in split.sites]
+        sides = [_node_side(plan, nodes, self.dialect) for plan in split.sites]
         if key is not None:
             cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
         return sides
@@ -500,7 +501,7 @@ class ExtensionPlanner:
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
                                params: dict[str, Any]) -> dict[str, Any]:
         offload = site.ext.offload(len(node_side) * len(values_rows))
-        value_side = _value_side(plan, values_rows, self.backend_kind)
+        value_side = _value_side(plan, values_rows, self.dialect)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
         if offload:
@@ -520,7 +521,7 @@ class ExtensionPlanner:
                 raise argument_error(f"{procedure.name}() takes a map of parameters, got {given!r}")
             check_parameters(procedure, given)
             arguments.update(given)
-        node_id = bind.node_index_expr(self.backend_kind, "{}")        # a template for the procedure
+        node_id = self.dialect.node_index("{}")        # a template for the procedure
         if procedure.run is not None:
             computed = await procedure.run(graph_context(runner), arguments, node_id)
         else:
@@ -561,7 +562,7 @@ class ExtensionPlanner:
 
     def _call_context(self, runner) -> CallContext:
         backend = runner.backend
-        return CallContext(graph_context(runner), self.registry, self.backend_kind,
+        return CallContext(graph_context(runner), self.registry, self.dialect,
                            runner.user, dict(runner.metadata or {}),
                            lambda: backend.databases(runner.credentials), backend.default_database)
 
@@ -584,7 +585,7 @@ def graph_context(runner) -> GraphContext:
         while rows := await result.fetch(batch):
             yield rows
         await result.consume()
-    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
+    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.dialect)
 
 
 def _bind_values(step: AlgorithmStep, computed: Mapping[Any, tuple], params: dict[str, Any]) -> dict[str, Any]:
@@ -616,7 +617,7 @@ def _bindable(value: Any) -> Any:
     return value
 
 
-def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+def _distinct_arguments(site: Site, rows: list[list[Any]], dialect: Dialect) -> dict[tuple, tuple]:
     """Probe rows -> {key: argument tuple}, one entry per distinct argument tuple.
 
     Rows are deduplicated by the database-computed index and keys before any argument object
@@ -625,8 +626,8 @@ def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tu
     index_col = None
     if site.index_arg is not None:
         arg = site.args[site.index_arg]
-        index_col = arg.id_col if kind == "falkordb" else arg.eid_col
-    makers = [_argument_maker(arg, kind) for arg in site.args]
+        index_col = arg.id_col if dialect.integer_ids else arg.eid_col
+    makers = [_argument_maker(arg, dialect) for arg in site.args]
     key_of = _key_getter(index_col, site.key_cols)
     distinct: dict[tuple, tuple] = {}
     for row in rows:
@@ -639,11 +640,11 @@ def _distinct_arguments(site: Site, rows: list[list[Any]], kind: str) -> dict[tu
     return distinct
 
 
-def _node_side(plan, nodes: list[list[Any]], kind: str) -> dict[Any, tuple]:
+def _node_side(plan, nodes: list[list[Any]], dialect: Dialect) -> dict[Any, tuple]:
     """Node rows of a separated probe -> {node index: node-side arguments} (see `split.py`)."""
-    makers = [_argument_maker(arg, kind) for arg in plan.node_args]
+    makers = [_argument_maker(arg, dialect) for arg in plan.node_args]
     index = plan.node_args[plan.index]
-    id_col = index.id_col if kind == "falkordb" else index.eid_col
+    id_col = index.id_col if dialect.integer_ids else index.eid_col
     side: dict[Any, tuple] = {}
     for row in nodes:
         if row[id_col] not in side:
@@ -651,10 +652,10 @@ def _node_side(plan, nodes: list[list[Any]], kind: str) -> dict[Any, tuple]:
     return side
 
 
-def _value_side(plan, values_rows: list[list[Any]], kind: str) -> dict[tuple, tuple]:
+def _value_side(plan, values_rows: list[list[Any]], dialect: Dialect) -> dict[tuple, tuple]:
     """Value rows of a separated probe -> {value keys: value-side arguments}; each combination
     with a node side's entry is one distinct argument tuple."""
-    makers = [_argument_maker(arg, kind) for arg in plan.value_args]
+    makers = [_argument_maker(arg, dialect) for arg in plan.value_args]
     side: dict[tuple, tuple] = {}
     for row in values_rows:
         key = tuple([row[col] for col in plan.value_keys])
@@ -781,7 +782,7 @@ def _key_getter(index_col: int | None, key_cols: list[int]):
     return itemgetter(index_col, *key_cols)
 
 
-def _argument_maker(arg, kind: str):
+def _argument_maker(arg, dialect: Dialect):
     """A function: probe row -> this argument as the evaluator gets it
     (NodeRef/PropertyRef/RelationshipRef/value)."""
     if arg.kind == "value":
@@ -794,7 +795,7 @@ def _argument_maker(arg, kind: str):
             return _MISSING
         ref = refs.get(entity_id)
         if ref is None:
-            element_id = str(entity_id) if kind == "falkordb" else row[arg.eid_col]
+            element_id = str(entity_id) if dialect.integer_ids else row[arg.eid_col]
             refs[entity_id] = ref = _reference(arg, entity_id, element_id, row)
         return ref
     return make

@@ -1,11 +1,11 @@
 """Plan one query: which extension calls to bind, the probes that fetch their arguments, and
 the rewritten text that reads the computed values from parameters.
 
-Everything here is static (depends on the query text and the backend kind only), so a plan is
+Everything here is static (depends on the query text and the backend's dialect only), so a plan is
 built once per query and cached. For each clause (part of a clause) that calls extensions, in
 dependency order, a probe is the query prefix up to that point, already rewritten and without
 write clauses, followed by `RETURN DISTINCT <argument columns>`. Executing the plan is
-`planner.py`'s job; binding forms are `bind.py`'s; FalkorDB bridges are `dialect.py`'s.
+`planner.py`'s job; binding forms are `bind.py`'s; FalkorDB bridges are `bridges/`'.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from itertools import pairwise
 from typing import Any
 
+from core.dialect import Capability, Dialect
 from core.errors import argument_error
 
 from . import bind, late, reduce
@@ -117,10 +118,9 @@ def _variables(node: A.Node) -> set[str]:
 class PartPlanner:
     """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
 
-    def __init__(self, text: str, part: A.SingleQuery, registry: Registry, kind: str,
-                 edits: list[Edit], counter: Iterator[int], *, serve_apoc: bool = False):
-        self.text, self.part, self.registry, self.kind = text, part, registry, kind
-        self.serve_apoc = serve_apoc
+    def __init__(self, text: str, part: A.SingleQuery, registry: Registry, dialect: Dialect,
+                 edits: list[Edit], counter: Iterator[int]):
+        self.text, self.part, self.registry, self.dialect = text, part, registry, dialect
         self.edits = edits                       # shared, kept sorted
         self.counter = counter
         self.steps: list = []
@@ -156,24 +156,26 @@ class PartPlanner:
         calls = self.extension_calls()
         for call, clause_index, ancestors in calls:
             self.check_call(call, clause_index, ancestors)
+        dynamic_labels, vectors, apoc = map(self.dialect.has, (Capability.DYNAMIC_LABELS, Capability.VECTORS,
+                                                               Capability.APOC))
         for index, clause in enumerate(self.part.clauses):
             if isinstance(clause, A.CallProcedure) and self.registry.procedure(clause.name):
                 self.plan_algorithm(index, clause)
-            elif isinstance(clause, A.CallProcedure) and self.registry.virtual(clause.name, self.kind):
+            elif isinstance(clause, A.CallProcedure) and self.registry.virtual(clause.name, self.dialect):
                 self.plan_virtual(index, clause)
-            elif isinstance(clause, A.CallProcedure) and self.registry.rewrite(clause.name, self.kind):
-                self.registry.rewrite(clause.name, self.kind).plan(self, index, clause)
-            elif isinstance(clause, A.Match) and clause.search and self.registry.rewrite(VECTOR_QUERY, self.kind):
-                self.registry.rewrite(VECTOR_QUERY, self.kind).plan(self, index, clause)      # Cypher 25 SEARCH
-            elif isinstance(clause, A.Show) and show_procedure(self.registry, self.kind, clause):
+            elif isinstance(clause, A.CallProcedure) and self.registry.rewrite(clause.name, self.dialect):
+                self.registry.rewrite(clause.name, self.dialect).plan(self, index, clause)
+            elif isinstance(clause, A.Match) and clause.search and self.registry.rewrite(VECTOR_QUERY, self.dialect):
+                self.registry.rewrite(VECTOR_QUERY, self.dialect).plan(self, index, clause)      # Cypher 25 SEARCH
+            elif isinstance(clause, A.Show) and show_procedure(self.registry, self.dialect, clause):
                 self.plan_show(index, clause)
-            elif self.kind == "falkordb" and late.has_dynamic_labels(clause):
+            elif not dynamic_labels and late.has_dynamic_labels(clause):
                 late.plan_dynamic_labels(self, index, clause)
-            elif self.kind == "falkordb" and late.is_vector_property_call(clause):
+            elif not vectors and late.is_vector_property_call(clause):
                 late.plan_vector_property(self, index, clause)
-            if self.kind == "falkordb" or self.serve_apoc:
+            if not apoc:
                 apoc_maps.plan(self, index, clause)
-            if self.kind == "falkordb":
+            if not vectors:
                 stored_vectors.plan(self, index, clause)
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
@@ -335,7 +337,7 @@ class PartPlanner:
             for site, (call, ancestors, _) in zip(sites, calls):
                 self.plan_cut(clause, call, ancestors, site)
         projection = ", ".join(f"{expr} AS __c{i}" for expr, i in columns.items())
-        split = split_probe(lines, list(columns), sites, self.kind, frozenset(scope))
+        split = split_probe(lines, list(columns), sites, self.dialect, frozenset(scope))
         lines.append(f"RETURN DISTINCT {projection}")
         self.steps.append(ProbeStep("\n".join(lines), sites, split))
 
@@ -374,12 +376,12 @@ class PartPlanner:
             if (plan.kind != "value" or plan.entity) and index_arg is None:
                 index_arg = i
             else:
-                expr = bind.key_expr(self.kind, plan.text, plan.kind != "value")
+                expr = bind.key_expr(self.dialect, plan.text, plan.kind != "value")
                 keys.append(expr)
                 plan.key_col = column(expr)
                 key_cols.append(plan.key_col)
-        index = None if index_arg is None else bind.node_index_expr(self.kind, args[index_arg].indexed_by)
-        lookup = bind.Lookup(self.kind, param, index, tuple(keys))
+        index = None if index_arg is None else self.dialect.node_index(args[index_arg].indexed_by)
+        lookup = bind.Lookup(self.dialect, param, index, tuple(keys))
         self.add_edit((*call.span, lookup.text))
         self.placeholders.update(lookup.placeholders())
         return Site(ext, lookup, args, index_arg, key_cols)
@@ -387,7 +389,7 @@ class PartPlanner:
     def entity_columns(self, plan: ArgPlan, entity: str, relationship: bool, column) -> None:
         """The probe columns that identify the node or relationship `entity` for `plan`."""
         plan.id_col = column(f"id({entity})")
-        if self.kind != "falkordb":
+        if not self.dialect.integer_ids:
             plan.eid_col = column(f"elementId({entity})")
         plan.labels_col = column(f"{'type' if relationship else 'labels'}({entity})")
 
@@ -428,7 +430,7 @@ class PartPlanner:
         outputs = [node if f == procedure.yields[0]
                    else f"{algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
-        lookup = bind.Lookup(self.kind, param, bind.node_index_expr(self.kind, node), ())
+        lookup = bind.Lookup(self.dialect, param, self.dialect.node_index(node), ())
         scan = f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} WHERE {row} IS NOT NULL"
         # FalkorDB seeks `id(n) = x` for a variable x, not for an expression such as `pair[0]`
         pair = ", ".join(carried + [f"{row}s[0] AS {row}i", f"{row}s[1] AS {row}"])
@@ -452,7 +454,7 @@ class PartPlanner:
 
     def plan_virtual(self, clause_index: int, clause: A.CallProcedure) -> None:
         """The CALL becomes an UNWIND of the rows the procedure will answer (`$__vN`)."""
-        procedure = self.registry.virtual(clause.name, self.kind)
+        procedure = self.registry.virtual(clause.name, self.dialect)
         check_not_optional(procedure.name, clause)
         fields, names = yielded(procedure, clause)
         param = f"__v{next(self.counter)}"
@@ -467,7 +469,7 @@ class PartPlanner:
     def plan_show(self, clause_index: int, clause: A.Show) -> None:
         """SHOW X [YIELD ...] [WHERE ...] [RETURN ...] becomes the UNWIND a CALL would: the
         columns are bound, ordering, filtering and the RETURN run in the database."""
-        procedure = show_procedure(self.registry, self.kind, clause)
+        procedure = show_procedure(self.registry, self.dialect, clause)
         fields, names = yielded(procedure, clause)
         param = f"__v{next(self.counter)}"
         row = f"__r{param[3:]}"

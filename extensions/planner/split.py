@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from core.dialect import Dialect
+
 from ..cypher.render import name as quote_name
 
 
@@ -52,7 +54,7 @@ class SplitProbe:
     sites: tuple[SiteSplit, ...]
 
 
-def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str,
+def split_probe(lines: list[str], exprs: list[str], sites: list, dialect: Dialect,
                 scope: frozenset = frozenset()) -> SplitProbe | None:
     """The separated form of the probe `lines` + RETURN DISTINCT `exprs`, or None when its
     calls are not all indexed by one node whose columns no other varying argument shares.
@@ -91,14 +93,14 @@ def split_probe(lines: list[str], exprs: list[str], sites: list, kind: str,
         value_args = tuple(_renumber(arg, value_pos) for arg in site.args[count:])
         plans.append(SiteSplit(tuple(_renumber(arg, node_pos) for arg in site.args[:count]), value_args,
                                site.index_arg, tuple(arg.key_col for arg in value_args if arg.key_col >= 0)))
-    return SplitProbe(_node_text(lines, exprs, node, node_order, kind, scope),
+    return SplitProbe(_node_text(lines, exprs, node, node_order, dialect, scope),
                       _value_text(lines, exprs, value_order, value_vars, scope),
                       len(node_order), tuple(plans))
 
 
-def _node_text(lines: list[str], exprs: list[str], node, order: list[int], kind: str, scope) -> str:
+def _node_text(lines: list[str], exprs: list[str], node, order: list[int], dialect: Dialect, scope) -> str:
     per_node = [exprs[col] for col in order[1:]] + [exprs[node.id_col]]
-    if kind != "falkordb":
+    if not dialect.integer_ids:
         per_node.append(exprs[node.eid_col])
     distinct = "DISTINCT "
     if node.indexed_by in scope:

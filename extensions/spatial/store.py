@@ -199,7 +199,7 @@ class GeometryStore:
                     ids: list[int] | None = None) -> Layer:
         sources = self.config.sources(label) if source == NODE else (source,)
         name = (label or "node") + ("" if source == NODE else f".{source}")
-        if graph.kind == "falkordb" and label is not None:
+        if graph.integer_ids and label is not None:
             return await _read_windows(graph, label, await _used_sources(graph, sources), name)
         expr = geometry_expr("n", sources)
         if label is None:

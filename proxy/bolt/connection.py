@@ -74,6 +74,21 @@ _ACCEPTS = {
     State.TX_STREAMING: {m.RUN, m.PULL, m.DISCARD, m.ROLLBACK, m.RESET},
     State.FAILED: {m.RESET},          # everything else is IGNORED before it gets here
 }
+#: The state after a request succeeds, where the state and the request decide it (the driver's
+#: `_STATE_TRANSITIONS`). The others decide in their handlers: HELLO (LOGON follows on 5.1+),
+#: RESET (back to READY, or AUTHENTICATION if not logged in), PULL and DISCARD (the stream ends
+#: when no result is left open); a failure goes to FAILED (`_fail`), closing to DEFUNCT.
+_AFTER = {
+    (State.AUTHENTICATION, m.LOGON): State.READY,
+    (State.READY, m.LOGOFF): State.AUTHENTICATION,
+    (State.READY, m.RUN): State.STREAMING,
+    (State.TX_READY, m.RUN): State.TX_STREAMING,
+    (State.TX_STREAMING, m.RUN): State.TX_STREAMING,
+    (State.READY, m.BEGIN): State.TX_READY,
+    (State.TX_READY, m.COMMIT): State.READY,
+    (State.TX_READY, m.ROLLBACK): State.READY,
+    (State.TX_STREAMING, m.ROLLBACK): State.READY,
+}
 #: Requests only some Bolt versions know: the capability each needs.
 _NEEDS = {m.LOGON: "logon", m.LOGOFF: "logon", m.TELEMETRY: "telemetry"}
 
@@ -280,7 +295,9 @@ class BoltConnection:
                 self._send(m.IGNORED)
                 return True
             fields = await self._decode(signature, data)
+            before = self._state
             await self._handlers[signature](fields)
+            self._state = _AFTER.get((before, signature), self._state)
             return True
         except ProtocolViolation as exc:
             log.info("%s: protocol violation: %s", self.connection_id, exc)
@@ -370,12 +387,10 @@ class BoltConnection:
 
     async def _logon(self, fields: list[Any]) -> None:
         await self._session.logon(m.auth_token(fields[0]), source=self._peer)
-        self._state = State.READY
         self._send(m.SUCCESS, {})
 
     async def _logoff(self, fields: list[Any]) -> None:
         await self._session.logoff()
-        self._state = State.AUTHENTICATION
         self._unauthenticated_since, self._unauthenticated_bytes = time.monotonic(), 0
         self._send(m.SUCCESS, {})
 
@@ -409,12 +424,11 @@ class BoltConnection:
             config.pull_with_run = self._queue.next_signature() == m.PULL
             result = await self._session.run(query, params, config)
             database = config.database or self._session.backend.default_database
-            qid, self._state = -1, State.STREAMING
+            qid = -1
         else:
             result = await self._session.run(query, params)
             database = self._session.database
             qid, self._next_qid = self._next_qid, self._next_qid + 1
-            self._state = State.TX_STREAMING
         self._results[qid] = OpenResult(result)
         self._last_qid = qid
         meta: dict[str, Any] = {"fields": list(result.keys), "t_first": _ms_since(start)}
@@ -427,7 +441,6 @@ class BoltConnection:
     async def _begin(self, fields: list[Any]) -> None:
         config = self._tx_config(fields[0])
         await self._session.begin(config)
-        self._state = State.TX_READY
         self._next_qid = 0
         self._send(m.SUCCESS, {"db": self._session.database} if self._capabilities.db_in_success else {})
 
@@ -436,13 +449,11 @@ class BoltConnection:
 
     async def _commit(self, fields: list[Any]) -> None:
         bookmark = await self._session.commit()
-        self._state = State.READY
         self._send(m.SUCCESS, {"bookmark": bookmark} if bookmark else {})
 
     async def _rollback(self, fields: list[Any]) -> None:
         await self._drop_results()
         await self._session.rollback()
-        self._state = State.READY
         self._send(m.SUCCESS, {})
 
     async def _pull(self, fields: list[Any]) -> None:

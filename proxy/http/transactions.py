@@ -3,13 +3,18 @@
 Each open transaction owns a `Session` (logged on, with the backend transaction begun),
 is bound to one database and one user, and serves one request at a time. Between
 requests an idle timer runs; when it fires the transaction is rolled back and forgotten,
-so an abandoned client never holds the database's write lock for long.
+so an abandoned client never holds the database's write lock for long:
+
+    begin --> BUSY --request done--> IDLE --next request (claim)--> BUSY
+               |                      |---idle timer-----------> ENDED (rolled back)
+               |---commit / rollback / server shutdown---------> ENDED
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import itertools
 import logging
 import time
@@ -30,6 +35,17 @@ def not_found() -> CypherError:
                        "Unrecognized transaction id. Transaction may have timed out and been rolled back.")
 
 
+class Phase(enum.Enum):
+    BUSY = "serving a request"
+    IDLE = "waiting for the next request"      # the idle timer runs
+    ENDED = "committed, rolled back or expired"
+
+
+#: Where an open transaction may go from each phase (the diagram above); ENDED is the end.
+_TRANSITIONS = {Phase.BUSY: frozenset({Phase.IDLE, Phase.ENDED}),
+                Phase.IDLE: frozenset({Phase.BUSY, Phase.ENDED})}
+
+
 @dataclass(eq=False)
 class OpenTransaction:
     id: str
@@ -37,8 +53,15 @@ class OpenTransaction:
     user: str | None
     session: Session
     expires: float = 0.0                       # wall-clock time (time.time()) of the idle expiry
-    busy: bool = False
+    phase: Phase = Phase.BUSY
     timer: asyncio.TimerHandle | None = field(default=None, repr=False)
+
+    def enter(self, phase: Phase) -> bool:
+        """Go to `phase` if `_TRANSITIONS` allows it from the current one; whether it did."""
+        if phase not in _TRANSITIONS.get(self.phase, ()):
+            return False
+        self.phase = phase
+        return True
 
 
 class TransactionRegistry:
@@ -53,7 +76,7 @@ class TransactionRegistry:
     async def begin(self, session: Session, config: TxConfig) -> OpenTransaction:
         """Begin a transaction in `session`; it is returned busy (see `use`)."""
         await session.begin(config)
-        tx = OpenTransaction(str(next(self._ids)), session.database, session.user, session, busy=True)
+        tx = OpenTransaction(str(next(self._ids)), session.database, session.user, session)
         self._open[tx.id] = tx
         return tx
 
@@ -62,11 +85,10 @@ class TransactionRegistry:
         tx = self._open.get(tx_id)
         if tx is None or tx.database.lower() != database.lower() or tx.user != user:
             raise not_found()
-        if tx.busy:
+        if not tx.enter(Phase.BUSY):
             raise CypherError("Neo.ClientError.Request.Invalid",
                               f"Transaction {tx_id} is serving another request; "
                               "send the requests of one transaction one after the other.")
-        tx.busy = True
         if tx.timer is not None:
             tx.timer.cancel()
             tx.timer = None
@@ -74,8 +96,7 @@ class TransactionRegistry:
 
     def release(self, tx: OpenTransaction) -> None:
         """The request using `tx` is done: start its idle timer (if it is still open)."""
-        tx.busy = False
-        if self._open.get(tx.id) is tx:
+        if tx.enter(Phase.IDLE):
             tx.expires = time.time() + self.idle_timeout
             tx.timer = asyncio.get_running_loop().call_later(self.idle_timeout, self._expire, tx)
 
@@ -110,7 +131,7 @@ class TransactionRegistry:
         return len(self._open)
 
     def _forget(self, tx: OpenTransaction) -> None:
-        if self._open.get(tx.id) is tx:
+        if tx.enter(Phase.ENDED):
             del self._open[tx.id]
         if tx.timer is not None:
             tx.timer.cancel()
@@ -118,7 +139,7 @@ class TransactionRegistry:
 
     def _expire(self, tx: OpenTransaction) -> None:
         tx.timer = None
-        if self._open.get(tx.id) is not tx or tx.busy:
+        if tx.phase is not Phase.IDLE:
             return
         log.info("HTTP transaction %s was idle for %g s: rolled back", tx.id, self.idle_timeout)
         task = asyncio.ensure_future(self.rollback(tx))

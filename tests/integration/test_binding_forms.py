@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import ArgKind, Extension, NodeRef, Registry
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import RecordingRunner, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
@@ -50,7 +51,7 @@ async def _graph(db, node_lists: list[list]) -> None:
 
 
 async def _answer(db, query: str, params: dict) -> Counter:
-    result = await ExtensionPlanner(REGISTRY, backend_kind="falkordb").execute(query, params, db)
+    result = await ExtensionPlanner(REGISTRY, dialect=FALKORDB).execute(query, params, db)
     return Counter(tuple(_freeze(v) for v in row) for row in await rows(result))
 
 

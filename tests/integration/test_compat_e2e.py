@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from extensions.planner.catalog import build_registry
+from proxy.backends.falkordb.dialect import FALKORDB
 
 
 def rows(driver, query: str, database: str | None = None, **params) -> list[dict]:
@@ -42,8 +43,8 @@ def test_browser_start_up_calls_on_the_system_database(driver, tmp_path):
         procedures = {r["name"] for r in session.run("SHOW PROCEDURES yield name, description, signature")}
         functions = {r["name"] for r in session.run("SHOW FUNCTIONS yield name, description, signature")}
     registry = build_registry(tmp_path)
-    served = ({v.name for v in registry.virtual_procedures("falkordb") if v.callable}
-              | {p.name for p in registry.procedures()} | {r.name for r in registry.rewrites("falkordb")})
+    served = ({v.name for v in registry.virtual_procedures(FALKORDB) if v.callable}
+              | {p.name for p in registry.procedures()} | {r.name for r in registry.rewrites(FALKORDB)})
     assert served <= procedures
     assert {e.name for e in registry} <= functions
 

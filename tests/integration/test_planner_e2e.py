@@ -10,6 +10,7 @@ from extensions.planner.planner import ExtensionPlanner
 from proxy.bolt.server import start_bolt_server
 from proxy.demo import SEED_QUERY as SEED
 from proxy.session import Session
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import (
     GRAPH,
     registry,
@@ -23,7 +24,7 @@ AUTH = ("neo4j", "password")
 @pytest.fixture(scope="module")
 async def driver(embedded):
     backend = embedded
-    planner = ExtensionPlanner(registry(), backend_kind="falkordb")
+    planner = ExtensionPlanner(registry(), dialect=FALKORDB)
     server = await start_bolt_server("127.0.0.1", 0, lambda: Session(backend, planner))
     port = server.sockets[0].getsockname()[1]
     drv = neo4j.AsyncGraphDatabase.driver(f"bolt://127.0.0.1:{port}", auth=AUTH)

@@ -15,6 +15,7 @@ import pytest
 
 from extensions.planner.catalog import build_registry
 from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import RecordingRunner, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
@@ -111,7 +112,7 @@ async def planner_db(embedded, tmp_path_factory):
     await (await runner.run("UNWIND $items AS i CREATE (n:TopkPart {id: i.id}) SET n.name = i.name",
                             {"items": _items(40, named=False)})).consume()
     registry = build_registry(tmp_path_factory.mktemp("topk"))
-    return runner, ExtensionPlanner(registry, backend_kind="falkordb")
+    return runner, ExtensionPlanner(registry, dialect=FALKORDB)
 
 
 async def test_only_the_top_rows_are_bound(planner_db):

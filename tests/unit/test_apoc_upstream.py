@@ -12,6 +12,7 @@ from extensions.compat import apoc_functions, apoc_upstream
 from extensions.compat.graph_schema import NEO4J_READS
 from extensions.planner.catalog import build_registry
 from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.neo4j.dialect import NEO4J
 
 #: FalkorDB's own functions, which a Neo4j query must not call.
 FALKORDB_ONLY = re.compile(r"\b(?:list\.dedup|list\.sort|string\.join|typeOf|vecf32|db\.meta\.stats)\s*\(", re.I)
@@ -19,8 +20,7 @@ FALKORDB_ONLY = re.compile(r"\b(?:list\.dedup|list\.sort|string\.join|typeOf|vec
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    registry = apoc_upstream.served_registry(build_registry(tmp_path_factory.mktemp("apoc")))
-    return ExtensionPlanner(registry, backend_kind="neo4j", serve_apoc=True)
+    return ExtensionPlanner(build_registry(tmp_path_factory.mktemp("apoc")), dialect=apoc_upstream.lacking_apoc(NEO4J))
 
 
 @pytest.mark.parametrize("function", [f for f in apoc_functions.listed() if f.name != "apoc.coll.sort"],
@@ -39,7 +39,7 @@ def test_the_schema_procedures_are_answered_and_writes_rewritten(served):
 
 
 def test_a_neo4j_with_apoc_gets_apoc_unchanged(tmp_path_factory):
-    native = ExtensionPlanner(build_registry(tmp_path_factory.mktemp("native")), backend_kind="neo4j")
+    native = ExtensionPlanner(build_registry(tmp_path_factory.mktemp("native")), dialect=NEO4J)
     assert native.plan("RETURN apoc.coll.toSet([1, 1]) AS s") is None
     assert native.plan("CALL apoc.meta.data()") is None
 

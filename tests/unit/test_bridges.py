@@ -7,6 +7,7 @@ import pytest
 
 from extensions.planner.planner import ExtensionPlanner
 from core.errors import CypherError
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import RecordingRunner, registry, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
@@ -28,7 +29,7 @@ async def graph(runner):
 
 @pytest.fixture(scope="module")
 def planner():
-    return ExtensionPlanner(registry(), backend_kind="falkordb")
+    return ExtensionPlanner(registry(), dialect=FALKORDB)
 
 
 async def run(planner, runner, query, params=None):

@@ -14,11 +14,12 @@ from extensions.cypher.parser import parse
 from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import Registry
 from core.errors import CypherError
+from proxy.backends.falkordb.dialect import FALKORDB
 
 
 @pytest.fixture(scope="module")
 def planner():
-    return ExtensionPlanner(Registry([]), backend_kind="falkordb")
+    return ExtensionPlanner(Registry([]), dialect=FALKORDB)
 
 
 def derived(planner, query, **params):

@@ -5,20 +5,38 @@ in tests/integration/test_compat_e2e.py and test_stock_tools.py."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 
 import pytest
 
+from core.dialect import Capability
+from extensions import bridges
 from extensions.planner.catalog import build_registry
 from extensions.compat.schema_catalog import Definition, NameStore, read_catalog
 from extensions.planner.late import LateStep
 from extensions.planner.planner import ExtensionPlanner
 from extensions.registry import GraphContext
+from proxy.backends.falkordb.dialect import FALKORDB
+from proxy.backends.neo4j.dialect import NEO4J
 
 
 @pytest.fixture(scope="module")
 def planners(tmp_path_factory):
     registry = build_registry(tmp_path_factory.mktemp("compat"))
-    return {kind: ExtensionPlanner(registry, backend_kind=kind) for kind in ("falkordb", "neo4j")}
+    return {dialect.name: ExtensionPlanner(registry, dialect=dialect) for dialect in (FALKORDB, NEO4J)}
+
+
+def test_entries_and_rules_follow_the_capability_they_stand_in_for(planners):
+    """A Neo4j without APOC gets the APOC shims and rules, and nothing else the proxy stands in for."""
+    registry = planners["neo4j"].registry
+    without_apoc = replace(NEO4J, native=NEO4J.native - {Capability.APOC})
+    assert registry.virtual("apoc.meta.data", NEO4J) is None
+    assert registry.virtual("apoc.meta.data", without_apoc) is not None
+    assert registry.rewrite("apoc.merge.node", without_apoc) is not None
+    assert registry.virtual("dbms.components", without_apoc) is None
+    assert registry.virtual("dbms.components", FALKORDB) is not None
+    assert bridges.triggers(NEO4J) == ()
+    assert {word for word, _ in bridges.triggers(without_apoc)} == {"apoc.", " in ", "apoc.any.property"}
 
 
 def test_cypher_options_are_stripped_for_falkordb_only(planners):

@@ -9,6 +9,7 @@ import pytest
 
 from extensions.describe import describe_text, sample, stats
 from extensions.registry import GraphContext, Registry
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_describe import falkordb
 
 BIG, MEDIUM, SMALL = 5000, 300, 40
@@ -52,7 +53,7 @@ def counting(read):
 
 async def test_counts_exact_and_samples_bounded(graph, sampled):
     read, seen = counting(graph)
-    result = await stats.graph_stats(read, "falkordb")
+    result = await stats.graph_stats(read, True)
     assert result.sampled
     assert result.labels == {"Big": BIG, "Medium": MEDIUM, "Small": SMALL}
     links = sum(i % 4 for i in range(BIG))
@@ -67,21 +68,21 @@ async def test_counts_exact_and_samples_bounded(graph, sampled):
 async def test_a_property_on_5_percent_is_seen(graph, sampled):
     """Missed with probability <= exp(-0.05 x 200) = 4.5e-5 (sample.py); a one-node property of a
     type read whole is always seen."""
-    result = await stats.graph_stats(graph, "falkordb")
+    result = await stats.graph_stats(graph, True)
     assert any(props.get("rare") for props in result.samples["Big"])
     assert any(props.get("odd") == 1 for props in result.samples["Small"])
     assert set(result.conventions) == {"id"}
 
 
 async def test_connections_estimated_and_rare_types_kept(graph, sampled):
-    result = await stats.graph_stats(graph, "falkordb")
+    result = await stats.graph_stats(graph, True)
     links = sum(i % 4 for i in range(BIG))
     assert abs(result.patterns[("Big", "LINK", "Big")] - links) < 0.25 * links
     assert result.patterns[("Small", "OWNS", "Medium")] == 10   # its first relationships: all 10
 
 
 async def test_text_says_what_is_estimated(graph, sampled):
-    context = GraphContext("neo4j", None, graph, kind="falkordb")
+    context = GraphContext("neo4j", None, graph, dialect=FALKORDB)
     inventory = await describe_text(context, Registry())
     assert f"Node types (3): Big ({BIG:,}), Medium ({MEDIUM}), Small ({SMALL})" in inventory
     assert "Nearly all nodes have .id" in inventory
@@ -90,7 +91,7 @@ async def test_text_says_what_is_estimated(graph, sampled):
 
 
 async def test_other_databases_sample_by_label_scans(clean_graph, monkeypatch):
-    """kind 'neo4j': no id seeks, every type sampled by a rand() label scan and keyed by elementId
+    """element ids (Neo4j): no id seeks, every type sampled by a rand() label scan and keyed by elementId
     (read through the proxy, which answers Neo4j's elementId on the embedded database)."""
     monkeypatch.setattr(stats, "EXACT_MAX", 0)
     clean_graph.execute_query("UNWIND range(0, 999) AS i CREATE (:A {id: i, rare: CASE WHEN i % 20 = 0 THEN 1 END})"
@@ -98,7 +99,7 @@ async def test_other_databases_sample_by_label_scans(clean_graph, monkeypatch):
 
     async def read(query, params):
         return [list(record) for record in clean_graph.execute_query(query, params).records]
-    result = await stats.graph_stats(read, "neo4j")
+    result = await stats.graph_stats(read, False)
     assert result.labels == {"A": 1000, "B": 1000} and result.relationships == 1000
     assert 120 <= len(result.samples["A"]) <= 280
     assert any(props.get("rare") for props in result.samples["A"])

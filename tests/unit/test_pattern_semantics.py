@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conformance.tck import read_tck
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.harness import TCK_DIR, TCK_MISSING
 from extensions.cypher import semantics
 from extensions.cypher.parser import parse
@@ -18,7 +19,7 @@ from tests.unit.test_planner_support import registry
 
 @pytest.fixture(scope="module")
 def planner():
-    return ExtensionPlanner(registry(), backend_kind="falkordb")
+    return ExtensionPlanner(registry(), dialect=FALKORDB)
 
 
 REWRITES = [

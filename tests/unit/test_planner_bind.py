@@ -8,6 +8,9 @@ from hypothesis import strategies as st
 from extensions.planner import bind
 from extensions.planner.planner import ExtensionPlanner
 from proxy.demo import SEED_QUERY as SEED
+from core.dialect import Dialect
+from proxy.backends.falkordb.dialect import FALKORDB
+from proxy.backends.neo4j.dialect import NEO4J
 from tests.unit.test_planner_support import registry
 
 
@@ -23,7 +26,7 @@ def read(lookup: bind.Lookup, params: dict, index, keys) -> object:
     keys = [params[bind.null_param(p)] if key is None else key for key in keys]
     value = params[p]
     if index is not None:
-        if lookup.kind == "falkordb":
+        if lookup.dialect.integer_ids:
             index -= params[bind.base_param(p)]
             if index < 0:
                 return None
@@ -38,8 +41,8 @@ def read(lookup: bind.Lookup, params: dict, index, keys) -> object:
     return value
 
 
-def lookup(kind: str, indexed: bool = True, n_keys: int = 2) -> bind.Lookup:
-    return bind.Lookup(kind, "__ext0", bind.node_index_expr(kind, "n") if indexed else None,
+def lookup(dialect: Dialect, indexed: bool = True, n_keys: int = 2) -> bind.Lookup:
+    return bind.Lookup(dialect, "__ext0", dialect.node_index("n") if indexed else None,
                        tuple(f"toString(k{i})" for i in range(n_keys)))
 
 
@@ -48,30 +51,30 @@ entries_strategy = st.dictionaries(st.tuples(st.integers(0, 300), keys_strategy)
                                    st.floats(allow_nan=False) | st.none(), max_size=40)
 
 
-@given(entries_strategy, st.sampled_from(["falkordb", "neo4j"]))
-def test_every_bound_value_reads_back(entries, kind):
+@given(entries_strategy, st.sampled_from([FALKORDB, NEO4J]))
+def test_every_bound_value_reads_back(entries, dialect):
     def index_of(i):
-        return i if kind == "falkordb" else str(i)
-    call = lookup(kind)
+        return i if dialect.integer_ids else str(i)
+    call = lookup(dialect)
     value = call.bind([(index_of(i), keys, v) for (i, keys), v in entries.items()])
     for (i, keys), v in entries.items():
         assert read(call, value, index_of(i), keys) == v
     assert read(call, value, index_of(301), ("a", "b")) is None
     assert read(call, value, index_of(0), ("a\x00", None)) is None
-    if kind == "falkordb" and entries:      # the window spans only the ids computed
+    if dialect.integer_ids and entries:      # the window spans only the ids computed
         ids = [i for i, _ in entries]
         assert value["__ext0_base"] == min(ids) and len(value["__ext0"]) == max(ids) - min(ids) + 1
         assert read(call, value, min(ids) - 1, next(iter(entries))[1]) is None
 
 
 @given(st.lists(st.integers(0, 300), unique=True, max_size=30), st.lists(keys_strategy, unique=True, max_size=6),
-       st.sampled_from(["falkordb", "neo4j"]), st.data())
-def test_a_grid_reads_back_like_its_entries(nodes, key_tuples, kind, data):
+       st.sampled_from([FALKORDB, NEO4J]), st.data())
+def test_a_grid_reads_back_like_its_entries(nodes, key_tuples, dialect, data):
     """Every node with every key tuple (a separated probe's product): bound as a grid, it reads
     what the same entries bound one by one read."""
     rows = [data.draw(st.lists(st.floats(allow_nan=False) | st.none(), min_size=len(key_tuples),
                                max_size=len(key_tuples))) for _ in nodes]
-    call = lookup(kind)
+    call = lookup(dialect)
     grid = call.bind_grid(nodes, key_tuples, rows)
     entries = call.bind([(n, k, row[j]) for n, row in zip(nodes, rows) for j, k in enumerate(key_tuples)])
     assert not call.is_sparse(grid)
@@ -81,7 +84,7 @@ def test_a_grid_reads_back_like_its_entries(nodes, key_tuples, kind, data):
 
 
 def test_entries_filling_little_of_their_grid_bind_sparse():
-    call = lookup("falkordb", n_keys=1)
+    call = lookup(FALKORDB, n_keys=1)
     entries = [(i, (str(1000 + i),), float(i)) for i in range(50)]      # each node its own key
     params = call.bind(entries)
     assert call.is_sparse(params) and params["__ext0_cols"] is None
@@ -96,33 +99,33 @@ def test_entries_filling_little_of_their_grid_bind_sparse():
 
 @given(st.dictionaries(st.tuples(st.none() | st.text(max_size=4)), st.integers(), min_size=1, max_size=20))
 def test_unindexed_calls_bind_a_map_of_keys(entries):
-    call = lookup("falkordb", indexed=False, n_keys=1)
+    call = lookup(FALKORDB, indexed=False, n_keys=1)
     value = call.bind([(None, keys, v) for keys, v in entries.items()])
     for keys, v in entries.items():
         assert read(call, value, None, keys) == v
 
 
 def test_null_key_is_no_key_of_a_value():
-    call = lookup("falkordb", n_keys=1)
+    call = lookup(FALKORDB, n_keys=1)
     params = call.bind([(1, ("null",), 1.0), (1, ("null1",), 2.0), (1, (None,), 3.0)])
     assert params["__ext0_null"] == "null2"
     assert [read(call, params, 1, k) for k in (("null",), ("null1",), (None,))] == [1.0, 2.0, 3.0]
 
 
 def test_constant_call_binds_a_scalar():
-    call = lookup("falkordb", indexed=False, n_keys=0)
+    call = lookup(FALKORDB, indexed=False, n_keys=0)
     assert call.bind([(None, (), 42.0)]) == {"__ext0": 42.0}
     assert call.text == "$__ext0"
 
 
 def test_key_expressions_are_the_database_text_of_the_value():
-    assert bind.key_expr("neo4j", "y", False) == "toString(y)"
-    assert bind.key_expr("neo4j", "n", True) == "elementId(n)"
-    assert bind.key_expr("falkordb", "n", True) == "toString(id(n))"
+    assert bind.key_expr(NEO4J, "y", False) == "toString(y)"
+    assert bind.key_expr(NEO4J, "n", True) == "elementId(n)"
+    assert bind.key_expr(FALKORDB, "n", True) == "toString(id(n))"
 
 
 def test_neo4j_plan_uses_element_id_maps_and_no_bridges():
-    plan = ExtensionPlanner(registry(), backend_kind="neo4j").plan(SEED)
+    plan = ExtensionPlanner(registry(), dialect=NEO4J).plan(SEED)
     assert "$__ext0[elementId(p)][coalesce(toString(y), $__ext0_null)]" in plan.body
     assert "stDev(ratio)" in plan.body
     assert "elementId(p) AS" in plan.steps[0].text
@@ -130,7 +133,7 @@ def test_neo4j_plan_uses_element_id_maps_and_no_bridges():
 
 
 def test_falkordb_plan_reads_a_grid_indexed_by_id():
-    plan = ExtensionPlanner(registry(), backend_kind="falkordb").plan(SEED)
+    plan = ExtensionPlanner(registry(), dialect=FALKORDB).plan(SEED)
     assert ("(CASE WHEN id(p) >= $__ext1_base THEN $__ext1[id(p) - $__ext1_base] END)"
             "[$__ext1_cols[coalesce(toString(y + '-6'), $__ext1_null)][coalesce(toString(y + '-8'), $__ext1_null)]]"
             ) in plan.body
@@ -140,7 +143,7 @@ def test_falkordb_plan_reads_a_grid_indexed_by_id():
 
 
 def test_algorithm_rewrite_is_a_scan_not_an_unwind_join():
-    plan = ExtensionPlanner(registry(), backend_kind="falkordb").plan(
+    plan = ExtensionPlanner(registry(), dialect=FALKORDB).plan(
         "MATCH (f:Field) CALL test_degree({}) YIELD node AS n, score RETURN f, n, score")
     assert ("MATCH (n) WITH f, n, (CASE WHEN id(n) >= $__alg0_base THEN $__alg0[id(n) - $__alg0_base] END)"
             " AS __r0 WHERE __r0 IS NOT NULL WITH f, n, __r0 AS score") in plan.body

@@ -11,6 +11,8 @@ from extensions.cypher import ast as A
 from extensions.cypher.parser import parse
 from extensions.planner.planner import ExtensionPlanner
 from core.errors import CypherError
+from proxy.backends.falkordb.dialect import FALKORDB
+from proxy.backends.neo4j.dialect import NEO4J
 from tests.unit.test_planner_support import RecordingRunner, registry, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
@@ -27,7 +29,7 @@ async def runner(embedded):
 
 @pytest.fixture(scope="module")
 def planner():
-    return ExtensionPlanner(registry(), backend_kind="falkordb")
+    return ExtensionPlanner(registry(), dialect=FALKORDB)
 
 
 BRIDGES = [
@@ -103,7 +105,7 @@ async def test_seek_stays_a_seek(planner, runner):
 
 
 def test_bridges_never_apply_to_neo4j():
-    planner = ExtensionPlanner(registry(), backend_kind="neo4j")
+    planner = ExtensionPlanner(registry(), dialect=NEO4J)
     for query, _ in BRIDGES:
         assert planner.plan(query) is None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import GRAPH, RecordingRunner, registry, rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
@@ -28,7 +29,7 @@ def runner(backend):
 
 
 def _lookup(query: str):
-    (step,) = ExtensionPlanner(registry(), backend_kind="falkordb")._decide(query).steps
+    (step,) = ExtensionPlanner(registry(), dialect=FALKORDB)._decide(query).steps
     (site,) = step.sites
     return site.lookup
 
@@ -47,7 +48,7 @@ def test_a_value_of_one_entity_is_indexed_by_its_id(query, index):
 
 
 async def test_values_bound_by_id_are_those_of_each_row(backend, runner):
-    planner = ExtensionPlanner(registry(), backend_kind="falkordb")
+    planner = ExtensionPlanner(registry(), dialect=FALKORDB)
     got = await rows(await planner.execute(
         "MATCH (p:ProductionProfile) OPTIONAL MATCH (p)-[:OF_FIELD]->(f:Field {title: 'TROLL'}) "
         "RETURN p.id AS id, tag(p.id + '!') AS a, tag(f.title + '?') AS b ORDER BY id", {}, runner))

@@ -17,19 +17,22 @@ from extensions.registry import Registry
 from extensions.spatial import GeometryStore, spatial_extensions
 from core.backend import TxConfig
 from core.errors import CypherError
-from proxy.session import AutoCommitRunner, TransactionRunner
+from proxy.session import SessionRunner
+from core.dialect import Dialect
+from proxy.backends.falkordb.dialect import FALKORDB
+from proxy.backends.neo4j.dialect import NEO4J
 from tests.unit.test_planner_support import rows
 
 AUTH = {"scheme": "basic", "principal": "neo4j", "credentials": "password"}
 WGS84 = Geod(ellps="WGS84")
 
 
-def _planner(kind: str = "falkordb") -> ExtensionPlanner:
-    return ExtensionPlanner(Registry(spatial_extensions(GeometryStore())), backend_kind=kind)
+def _planner(dialect: Dialect = FALKORDB) -> ExtensionPlanner:
+    return ExtensionPlanner(Registry(spatial_extensions(GeometryStore())), dialect=dialect)
 
 
-def _joins(query: str, kind: str = "falkordb") -> list[JoinStep]:
-    plan = _planner(kind).plan(query)
+def _joins(query: str, dialect: Dialect = FALKORDB) -> list[JoinStep]:
+    plan = _planner(dialect).plan(query)
     return [] if plan is None else [s for s in plan.steps if isinstance(s, JoinStep)]
 
 
@@ -95,7 +98,7 @@ def test_side_conditions_run_in_that_side_s_probe():
                                "RETURN DISTINCT id(w) AS __c0, labels(w) AS __c1, toString(id(w)) AS __c2")
     assert join.right.probe == ("MATCH (f:Facility {kind: 'FIXED'})\n"
                                 "RETURN DISTINCT id(f) AS __c0, labels(f) AS __c1, toString(id(f)) AS __c2")
-    assert _joins(query, "neo4j")[0].right.probe.endswith("elementId(f) AS __c2")
+    assert _joins(query, NEO4J)[0].right.probe.endswith("elementId(f) AS __c2")
 
 
 NEAREST = "MATCH (w:WellBore {title: '31/2-1'}), (f:Facility) RETURN f.title, distance(w, f) AS d ORDER BY d LIMIT 5"
@@ -186,7 +189,7 @@ def run(db):
     planner = _planner()
 
     async def run(query: str, params: dict | None = None, runner=None) -> list[list]:
-        return await rows(await planner.execute(query, params or {}, runner or AutoCommitRunner(
+        return await rows(await planner.execute(query, params or {}, runner or SessionRunner(
             backend, TxConfig(), creds)))
     run.planner = planner
     return run
@@ -243,7 +246,7 @@ async def test_joins_read_no_cartesian_product(db, run):
     backend, creds = db
     sent = []
 
-    class Recording(AutoCommitRunner):
+    class Recording(SessionRunner):
         async def run(self, query, params):
             sent.append(query)
             return await super().run(query, params)
@@ -264,13 +267,13 @@ async def test_writes_are_seen_by_the_next_query_and_inside_the_transaction(db, 
     centre = (await run("MATCH (z:Zone {name: 'z1'}) RETURN centroid(z)"))[0][0]
     tx = await backend.begin(TxConfig(), creds)
     try:
-        runner = TransactionRunner(backend, tx, TxConfig())
+        runner = SessionRunner(backend, TxConfig(), creds, tx=tx)
         await rows(await runner.run("CREATE (:Site {name: 'new', location: $p})", {"p": centre}))
         assert (await run(query, runner=runner))[0][0] == before + 1
     finally:
         await tx.rollback()
     assert (await run(query))[0][0] == before
-    backend_write = AutoCommitRunner(backend, TxConfig(), creds)
+    backend_write = SessionRunner(backend, TxConfig(), creds)
     await rows(await backend_write.run("MATCH (z:Zone {name: 'z1'}) SET z.old = z.geometry, "
                                        "z.geometry = 'POLYGON ((3 59, 7 59, 7 61, 3 61, 3 59))'", {}))
     try:
@@ -283,7 +286,7 @@ async def test_writes_are_seen_by_the_next_query_and_inside_the_transaction(db, 
 
 async def test_unreadable_stored_geometry_is_an_argument_error_naming_the_node(db, run):
     backend, creds = db
-    writer = AutoCommitRunner(backend, TxConfig(), creds)
+    writer = SessionRunner(backend, TxConfig(), creds)
     await rows(await writer.run("CREATE (:Zone {name: 'bad', geometry: 'POLYGON ((4 60, 5 60'})", {}))
     try:
         with pytest.raises(CypherError) as info:

@@ -12,6 +12,7 @@ from extensions.planner.planner import ExtensionPlanner
 from core.backend import TxConfig
 from proxy.demo import SEED_QUERY as SEED
 from core.errors import CypherError
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import (
     CALLS,
     GRAPH,
@@ -36,7 +37,7 @@ async def backend(embedded):
 
 @pytest.fixture
 def planner():
-    return ExtensionPlanner(registry(), backend_kind="falkordb")
+    return ExtensionPlanner(registry(), dialect=FALKORDB)
 
 
 @pytest.fixture
@@ -257,7 +258,7 @@ async def test_big_batches_are_computed_off_the_event_loop(runner):
         seen.append(threading.current_thread() is threading.main_thread())
         return base.evaluate(rows_)
     offloaded = dataclasses.replace(base, evaluate=evaluate, offload_above=0)
-    planner = ExtensionPlanner(Registry([offloaded]), backend_kind="falkordb")
+    planner = ExtensionPlanner(Registry([offloaded]), dialect=FALKORDB)
     got = await rows(await planner.execute(
         "MATCH (p:ProductionProfile {id: 'P3'}) RETURN ts_avg(p.prd_oe_net) AS v", {}, runner))
     assert got == [[7.0]] and seen == [False]

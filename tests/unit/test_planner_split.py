@@ -19,6 +19,7 @@ from extensions.planner.planner import ExtensionPlanner
 from extensions.planner.probe_cache import ProbeCache, estimate_bytes
 from extensions.registry import ArgKind, Extension, Registry
 from core.backend import ListResult, Summary
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_bind import read
 
 QUERY = ("MATCH (p:P) UNWIND $years AS y UNWIND $months AS m "
@@ -63,7 +64,7 @@ def _column(expr: str, env: dict):
 class _Database:
     """Answers RETURN [DISTINCT] probes over `rows` (dicts of p, y, m); records the final query."""
 
-    backend = SimpleNamespace(kind="falkordb")
+    backend = SimpleNamespace(dialect=FALKORDB)
     database = "neo4j"
     user = None
     metadata = None
@@ -115,11 +116,11 @@ def _thaw_row(row):
 
 def _lookup(params: dict, name: str, node_id: int, keys: list):
     """`$name[id - base]...` as the rewritten query reads it (null outside the list)."""
-    return read(Lookup("falkordb", name, "id(p)", tuple(keys)), params, node_id, keys)
+    return read(Lookup(FALKORDB, name, "id(p)", tuple(keys)), params, node_id, keys)
 
 
 async def _bound(rows: list[dict], split: bool) -> tuple[dict, int]:
-    planner = ExtensionPlanner(REGISTRY, backend_kind="falkordb")
+    planner = ExtensionPlanner(REGISTRY, dialect=FALKORDB)
     step = planner.plan(QUERY).steps[0]
     assert step.split is not None
     if not split:
@@ -227,7 +228,7 @@ async def test_cached_node_sides_are_per_property_key():
     seen = []
     registry = Registry([Extension("f", (ArgKind.PROPERTY, ArgKind.VALUE), 2,
                                    lambda rows: seen.extend(ref.key for ref, _ in rows) or [1] * len(rows))])
-    planner = ExtensionPlanner(registry, backend_kind="falkordb", probe_cache=ProbeCache())
+    planner = ExtensionPlanner(registry, dialect=FALKORDB, probe_cache=ProbeCache())
     for key in ("x", "z"):
         await planner.execute(f"MATCH (p:P) UNWIND $years AS y RETURN f(p.{key}, y) AS a", {"years": []}, database)
     assert seen == ["x", "z"]
@@ -239,7 +240,7 @@ async def test_a_warm_repeat_computes_nothing_until_the_graph_or_the_data_change
     registry = Registry([Extension("f", (ArgKind.PROPERTY, ArgKind.VALUE), 2,
                                    lambda rows: calls.append(len(rows)) or _f(rows),
                                    data_version=lambda: version[0])])
-    planner = ExtensionPlanner(registry, backend_kind="falkordb", probe_cache=ProbeCache())
+    planner = ExtensionPlanner(registry, dialect=FALKORDB, probe_cache=ProbeCache())
     query = "MATCH (p:P) UNWIND $years AS y RETURN f(p.x, y) AS a"
 
     async def bound():
@@ -264,7 +265,7 @@ async def test_a_write_between_the_two_probes_binds_nothing_rather_than_failing(
             return result
 
     database = _Racing([{"p": (3, ["P"]), "y": 2020, "m": 1}])
-    planner = ExtensionPlanner(REGISTRY, backend_kind="falkordb")
+    planner = ExtensionPlanner(REGISTRY, dialect=FALKORDB)
     await planner.execute(QUERY, {"years": [], "months": []}, database)
     assert _lookup(database.final, "__ext0", 3, ["2020"]) is None
     assert _lookup(database.final, "__ext2", 3, []) is None

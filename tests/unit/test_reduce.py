@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 from extensions.planner import reduce
 from extensions.cypher import ast as A
 from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import registry
 
 CALL = "CALL test_degree({label: 'X'}) YIELD node, score "
 
 
 def reduction(query: str) -> reduce.Reduction | None:
-    [step] = ExtensionPlanner(registry(), backend_kind="falkordb").plan(query).steps
+    [step] = ExtensionPlanner(registry(), dialect=FALKORDB).plan(query).steps
     return step.reduction
 
 
@@ -101,7 +102,7 @@ def test_limits_of_other_types_and_missing_parameters_keep_everything():
 
 
 def projection_cut(query: str) -> reduce.Reduction | None:
-    plan = ExtensionPlanner(registry(), backend_kind="falkordb").plan(query)
+    plan = ExtensionPlanner(registry(), dialect=FALKORDB).plan(query)
     [site] = [site for step in plan.steps for site in getattr(step, "sites", ())]
     assert (site.reduction is not None) == bool(site.marker) and (not site.marker or site.marker in plan.body)
     return site.reduction

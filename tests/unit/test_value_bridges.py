@@ -10,9 +10,10 @@ import pytest
 from extensions.bridges import durations
 from extensions.planner.planner import ExtensionPlanner
 from core.errors import CypherError
+from proxy.backends.falkordb.dialect import FALKORDB
 from tests.unit.test_planner_support import registry
 
-PLANNER = ExtensionPlanner(registry(), backend_kind="falkordb")
+PLANNER = ExtensionPlanner(registry(), dialect=FALKORDB)
 
 
 def sent(query: str) -> str | None:

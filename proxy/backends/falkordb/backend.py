@@ -32,6 +32,7 @@ from typing import Any
 from redis.exceptions import RedisError, ResponseError
 
 from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.falkordb.endpoint import Endpoint
 from proxy.backends.falkordb.errors import COMPILE_TIME, TIMED_OUT
 from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
@@ -125,7 +126,7 @@ class FalkorDBResult(Result):
 class FalkorDBBackend(Backend):
     """Embedded FalkorDB over RESP; database `neo4j` is the graph key `neo4j`."""
 
-    kind = "falkordb"
+    dialect = FALKORDB
     default_database = "neo4j"
 
     def __init__(self, data_dir: Path, *, user: str = "neo4j", password: str = "password",

@@ -74,6 +74,14 @@ class TxState(enum.Enum):
     FAILED = "failed"
 
 
+#: Where a live transaction may go from each state (the diagram above; asyncpg's `_set_state`).
+#: The other states are ends: a transaction leaves none of them.
+_TRANSITIONS = {
+    TxState.OPEN: frozenset({TxState.WRITING, TxState.COMMITTED, TxState.ROLLED_BACK, TxState.EXPIRED}),
+    TxState.WRITING: frozenset({TxState.COMMITTED, TxState.ROLLED_BACK, TxState.EXPIRED, TxState.FAILED}),
+}
+_LIVE = frozenset(_TRANSITIONS)
+
 _ENDED = {
     TxState.COMMITTED: ("Neo.ClientError.Transaction.TransactionNotFound",
                         "The transaction has already been committed."),
@@ -160,7 +168,7 @@ class FalkorDBTransaction(Transaction):
             self._backend.release_writer()
             raise
         self._generation = self._backend.pair.generation
-        self._state = TxState.WRITING
+        self._set_state(TxState.WRITING)
         self.wrote = True
 
     # ------------------------------------------------------------------ ending
@@ -174,7 +182,7 @@ class FalkorDBTransaction(Transaction):
         return self._backend.next_bookmark()
 
     async def rollback(self) -> None:
-        if self._state not in (TxState.OPEN, TxState.WRITING):
+        if self._state not in _LIVE:
             return
         self._disarm()
         await asyncio.shield(self._roll_back(TxState.ROLLED_BACK))
@@ -193,7 +201,16 @@ class FalkorDBTransaction(Transaction):
         if self._state is TxState.WRITING:
             self._backend.release_writer()
             self._backend.note_write(self._graph.name)
-        self._state = final
+        self._set_state(final)
+
+    def _set_state(self, new: TxState) -> None:
+        """Go to `new`, which `_TRANSITIONS` must allow. An ended transaction stays as it ended: a
+        rollback racing the expiry that ends it first ends nothing more."""
+        if self._state not in _LIVE:
+            return
+        if new not in _TRANSITIONS[self._state]:
+            raise RuntimeError(f"a transaction cannot go from {self._state.value} to {new.value}")
+        self._state = new
 
     def _restarted(self) -> bool:
         return self._backend.pair.generation != self._generation
@@ -214,7 +231,7 @@ class FalkorDBTransaction(Transaction):
         """Activity: (re)arm the timer for the total timeout, and for the idle timeout unless the
         proxy is working on a request, whichever is first."""
         self._disarm()
-        if self._state not in (TxState.OPEN, TxState.WRITING):
+        if self._state not in _LIVE:
             return
         idle_due = self._idle_timeout and not self._requests and time.monotonic() + self._idle_timeout
         due = [(t, reason) for t, reason in ((self._deadline, _OVER_TIME), (idle_due, _IDLE)) if t]
@@ -235,7 +252,7 @@ class FalkorDBTransaction(Transaction):
         self._expiry = asyncio.get_running_loop().create_task(self._expire(reason))
 
     async def _expire(self, reason: str) -> None:
-        if self._state in (TxState.OPEN, TxState.WRITING):
+        if self._state in _LIVE:
             self._expired_because = reason
             self._disarm()
             await asyncio.shield(self._roll_back(TxState.EXPIRED))

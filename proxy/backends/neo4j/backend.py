@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from core.backend import Backend, Summary, Transaction, TxConfig
 from proxy.backends.neo4j.client import Address, UpstreamConnection
+from proxy.backends.neo4j.dialect import NEO4J
 from proxy.backends.neo4j.errors import DATABASE_UNAVAILABLE, UpstreamLost
 from proxy.backends.neo4j.pool import Credentials, Pool
 from proxy.backends.neo4j.relay import FIRST_PULL, UpstreamResult
@@ -165,7 +166,7 @@ class UpstreamTransaction(Transaction):
 class Neo4jBackend(Backend):
     """Forwards every query to the Neo4j at `uri` (bolt://, neo4j://, bolt+s://, neo4j+ssc:// ...)."""
 
-    kind = "neo4j"
+    dialect = NEO4J
 
     def __init__(self, uri: str, *, state_ttl: float | None = 60.0, connect_timeout: float = 30.0,
                  stall_grace: float = STALL_GRACE):
