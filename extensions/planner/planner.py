@@ -160,7 +160,7 @@ class ExtensionPlanner:
             if isinstance(step, LateStep):
                 found = await self._late_values(step, rendered, {**params, **values}, runner)
                 rendered[step.marker] = step.render(found)
-                text = text.replace(step.marker, rendered[step.marker])
+                runner = _Rewriting(runner, [(step.marker, rendered[step.marker])])   # probes read it too
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
                 values.update(bound)
@@ -743,7 +743,8 @@ def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 class _Rewriting:
-    """A runner whose queries read values in the form they were bound in (`_edits`)."""
+    """A runner whose queries read values in the form they were bound in (`_edits`), and the
+    late edits' texts where their markers are."""
 
     def __init__(self, runner, edits: list[tuple[str, str]]):
         if isinstance(runner, _Rewriting):
