@@ -33,6 +33,7 @@ from core.errors import CypherError, argument_error, database_error, syntax_erro
 from core.values import Node, Relationship
 
 from .. import bridges, dialect, trimmed_index
+from ..bridges import fractions
 from . import bind, existence
 from .arguments import constant
 from .late import LateStep
@@ -104,7 +105,9 @@ class ExtensionPlanner:
             await asyncio.to_thread(kinds.prepare, query)
         if not _EXPLAINED.match(query):
             kinds.record_writes(self.datetime_kinds, database, query, params)
-        result = await self._execute(query, params, runner)
+        sent, sent_params = fractions.rewrite(query, params, lambda key: self.datetime_kinds.of(database, key),
+                                                      self.datetime_kinds.fine_keys(database))
+        result = await self._execute(sent, sent_params, runner)
         return kinds.typed(result, self.datetime_kinds, database, query, params)
 
     async def _execute(self, query: str, params: dict[str, Any], runner) -> Result:

@@ -25,6 +25,11 @@ came from: a node's or relationship's property, a map of one entity's properties
   several keys) is refused the same way, but only in a database that holds a zoned key: until
   then every stored date-time is local and nothing changes.
 
+A date-time parameter with a fraction of a second is stored as an integer of epoch
+microseconds (`fraction.py`; FalkorDB keeps whole seconds): its key is recorded FINE beside its
+kind, and such integers read from a FINE key (or a column that is such a value itself: `n.at`,
+`max(n.at)`, `$now`) come back as the date-time.
+
 `MATCH (n) DETACH DELETE n` (the whole graph) forgets the database's record. A write's text
 is parsed once (cached); results are looked at only in a database that holds a zoned key.
 """
@@ -50,8 +55,12 @@ from core.values import Node, Path as GraphPath, Relationship
 
 from ..cypher import ast as A
 from ..cypher.parser import parse
+from . import fraction
 
 ZONED, LOCAL, UNKNOWN = "zoned", "local", "unknown"
+#: beside ZONED or LOCAL: the key holds date-times with a fraction of a second, which FalkorDB
+#: cannot store; the proxy stores them as integers of epoch microseconds (`fraction.py`)
+FINE = "fine"
 #: a column whose maps hold one entity's properties (`properties(n)`), typed by their keys
 BY_KEY = "by key"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
@@ -76,6 +85,10 @@ class KindStore:
 
     def holds_zoned(self, database: str) -> bool:
         return any(ZONED in kinds for kinds in self._kinds.get(database, {}).values())
+
+    def fine_keys(self, database: str) -> frozenset:
+        """The keys that hold date-times stored as epoch microseconds."""
+        return frozenset(key for key, kinds in self._kinds.get(database, {}).items() if FINE in kinds)
 
     def record(self, database: str, written: Iterable[tuple[str, frozenset]]) -> None:
         keys = self._kinds.setdefault(database, {})
@@ -104,9 +117,11 @@ class KindStore:
 # -- the kind of an expression -------------------------------------------------------------------
 
 def value_kinds(value: Any) -> frozenset:
-    """The kinds of the date-times in a driver value (lists and maps looked into)."""
+    """The kinds of the date-times in a driver value (lists and maps looked into); FINE too for
+    one the proxy stores as epoch microseconds (`fraction.micros`)."""
     if isinstance(value, (_dt.datetime, DateTime)):
-        return frozenset({LOCAL if value.tzinfo is None else ZONED})
+        kind = LOCAL if value.tzinfo is None else ZONED
+        return frozenset({kind, FINE}) if fraction.micros(value) is not None else frozenset({kind})
     if isinstance(value, dict):
         return frozenset().union(*map(value_kinds, value.values()))
     if isinstance(value, (list, tuple)):
@@ -294,7 +309,13 @@ def _zoned(value: DateTime) -> DateTime:
 
 
 def _typed(value: Any, kinds: frozenset, where: Callable[[], str]) -> Any:
-    """`value` with its naive date-times typed by `kinds`; refused when they do not decide."""
+    """`value` with its naive date-times typed by `kinds`, and its integers of epoch
+    microseconds read as date-times where `kinds` holds FINE; refused when they do not decide."""
+    fine, kinds = FINE in kinds, kinds - {FINE}
+    if fine and type(value) is int:
+        if kinds not in ({ZONED}, {LOCAL}):
+            raise _refusal(where())
+        return fraction.decoded(value, zoned=kinds == {ZONED})
     if isinstance(value, DateTime) and value.tzinfo is None:
         if kinds == {ZONED}:
             return _zoned(value)
@@ -330,9 +351,14 @@ class TypedDateTimes(MappedRows):
             shape = _shape(self._text)
             columns = shape[1] if shape else None
             self._columns = [frozenset({UNKNOWN})] * len(self.keys) if columns is None else [
-                BY_KEY if _properties_map(expr) else expr_kinds(expr, scope, self._params, self._key_kinds)
-                for scope, expr in columns]
+                BY_KEY if _properties_map(expr) else self._expr_kinds(expr, scope) for scope, expr in columns]
         return self._columns[index]
+
+    def _expr_kinds(self, expr: A.Expr, scope: Scope) -> frozenset:
+        """A column's kinds; FINE only where the column is such a date-time itself (`n.at`,
+        `max(n.at)`), not a number computed from one (`n.at.epochMillis`)."""
+        found = expr_kinds(expr, scope, self._params, self._key_kinds)
+        return found if FINE not in found or fine_value(expr, scope) else found - {FINE}
 
     def _value(self, value: Any, index: int) -> Any:
         if isinstance(value, (Node, Relationship)):
@@ -344,7 +370,7 @@ class TypedDateTimes(MappedRows):
             return [self._value(item, index) for item in value]
         elif isinstance(value, dict) and self._column_kinds(index) == BY_KEY:
             return self._by_key(value)
-        elif isinstance(value, (DateTime, dict)):
+        elif isinstance(value, (DateTime, dict, int)) and type(value) is not bool:
             return _typed(value, self._column_kinds(index), lambda: f"column `{self.keys[index]}`")
         return value
 
@@ -363,8 +389,28 @@ def _properties_map(expr: A.Expr) -> bool:
     return isinstance(expr, A.MapProjection) and all(item.kind in ("property", "all") for item in expr.items)
 
 
+#: functions whose value is one of their arguments' date-times (or a list of them)
+PASSING = frozenset({"min", "max", "collect", "coalesce", "head", "last"})
+
+
+def fine_value(expr: A.Expr, scope: Scope) -> bool:
+    """Whether `expr` is itself a date-time that may be stored as epoch microseconds: a
+    property, a parameter, a variable standing for one, or `max`, `collect`, `coalesce`, ... of
+    them (not an expression computing something else from one)."""
+    expr = resolve(expr, scope)
+    if isinstance(expr, A.Variable):
+        return expr.name in scope.unwound and fine_value(scope.unwound[expr.name], scope)
+    if isinstance(expr, A.FunctionCall):
+        return expr.lower_name in PASSING and all(fine_value(arg, scope) for arg in expr.args)
+    if isinstance(expr, A.Property):                  # of an entity or a map, not `n.at.epochMillis`
+        source = resolve(expr.expr, scope)
+        return isinstance(source, (A.Variable, A.Parameter, A.MapLiteral)) or _properties_map(source)
+    return isinstance(expr, (A.Parameter, A.Literal))
+
+
 def typed(result: Result, store: KindStore, database: str, text: str, params: dict) -> Result:
-    """`result`, typed by key where the database holds a zoned key (else unchanged)."""
-    if not store.holds_zoned(database):
+    """`result`, typed by key where the database holds a zoned key or date-times stored as
+    epoch microseconds, or the query sends such a date-time (else unchanged)."""
+    if not (store.holds_zoned(database) or store.fine_keys(database) or fraction.has_fraction(params)):
         return result
     return TypedDateTimes(result, store, database, text, params)

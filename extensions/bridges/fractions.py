@@ -1,0 +1,285 @@
+"""Queries over date-times with a fraction of a second, which the proxy stores as epoch microseconds.
+
+A date-time parameter with a fraction (`datetime.now(timezone.utc)`) is sent as an integer of
+epoch microseconds (`temporal/fraction.py`) and its property key recorded FINE (`kinds.py`).
+Such a key may hold both: integers for the values with a fraction, FalkorDB's own date-times
+for whole seconds (older values, `datetime()`). So every use of a FINE value (a property of a
+FINE key, a parameter with a fraction, a variable standing for one) is checked here against the
+uses the proxy answers exactly, and rewritten where the integers need it:
+
+- returned or projected (`RETURN n.at`, `WITH n.at AS t`, `collect`, `head`, `coalesce`,
+  `IS NULL`): unchanged; the proxy reads the integers back as the date-times (`kinds.py`);
+- written (`SET n.at = $now`, `{at: $now}` in CREATE / MERGE / a pattern, `SET n += $map`,
+  `UNWIND $rows`): unchanged; a value that is not a date-time written to a FINE key is refused,
+  since it would read back as one;
+- compared (`=`, `<>`, `<`, `>`, `<=`, `>=`) with a date-time of the same kind, ordered
+  (`ORDER BY`), `min` / `max`: each side as epoch microseconds, `coalesce(<micros of a
+  FalkorDB date-time>, x)` (an integer stays itself);
+- `.epochMillis`, `.epochSeconds` (of a zoned one), `duration.inDays(a, b).days`,
+  `duration.inSeconds(a, b).seconds`: integer arithmetic on the microseconds (floored where
+  Neo4j floors, toward zero where it truncates).
+
+Anything else (`toString(n.at)`, `n.at.hour`, `n.at + duration(...)`, `date(n.at)`,
+`duration.between(...)`) is refused with `UnsupportedOperationError`, naming the forms that
+work: computed on the integers it would be wrong without an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from core.errors import CypherError
+
+from ..cypher import ast as A
+from ..cypher.parser import parse
+from ..cypher.splice import outermost, splice
+from ..temporal import fraction
+from ..temporal.kinds import FINE, LOCAL, UNKNOWN, ZONED, Scope, expr_kinds, fine_value, value_kinds
+from .temporal import UNSUPPORTED
+
+KeyKinds = Callable[[str], frozenset]
+COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
+#: `duration.inX(a, b).unit`: the unit and how many microseconds it has; days count toward zero
+#: (FalkorDB's integer division), seconds are floored (Neo4j's duration keeps nanoseconds >= 0)
+BETWEEN = {"duration.indays": ("days", 86_400_000_000, False), "duration.inseconds": ("seconds", 1_000_000, True)}
+EPOCH = frozenset({"epochmillis", "epochseconds"})
+#: functions whose value is one of their arguments; `min` / `max` compare them (encoded first)
+#: where a value is written (or matched, in a pattern's map) as it is
+_WRITES = (A.Unwind, A.NodePattern, A.RelPattern, A.CallProcedure)
+_PASSING = frozenset({"collect", "coalesce", "head", "last"})
+_ORDERING = frozenset({"min", "max"})
+USES = ("return it, write it, compare it with a date-time of the same kind, ORDER BY it, min/max/collect "
+        "it, and ask .epochMillis, .epochSeconds, duration.inDays(a, b).days or duration.inSeconds(a, b).seconds")
+
+
+def rewrite(text: str, params: dict, key_kinds: KeyKinds, fine_keys: frozenset) -> tuple[str, dict]:
+    """`text` with its uses of FINE values rewritten, and `params` with date-times with a fraction
+    as epoch microseconds; unchanged when the query has none."""
+    sent = {name for name, value in params.items() if fraction.has_fraction(value)}
+    if fine_keys:
+        _check_maps(params, key_kinds)
+    if not sent and not any(key in text for key in fine_keys):
+        return text, params
+    try:
+        tree = parse(text)
+    except CypherError:
+        return text, params                 # the planner reports it
+    rewriter = _Rewriter(text, params, key_kinds)
+    for part in _parts(tree):
+        rewriter.part(part)
+    text = splice(text, outermost(rewriter.edits.items())) if rewriter.edits else text
+    return text, {name: fraction.encoded(value) if name in sent else value for name, value in params.items()}
+
+
+def _parts(tree: A.Query):
+    """Every single query, those of CALL { } subqueries included."""
+    for part in tree.parts:
+        yield part
+        for node in part.walk():
+            if isinstance(node, A.CallSubquery) or (isinstance(node, A._Subquery) and node.query is not None):
+                yield from _parts(node.query)
+
+
+def _check_maps(params: dict, key_kinds: KeyKinds) -> None:
+    """A map parameter may not write a number (or any other non-date-time) to a FINE key."""
+    def check(value):
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if FINE in key_kinds(key) and item is not None and not value_kinds(item):
+                    raise _refusal(f"the parameter map's `{key}`: {type(item).__name__}",
+                                   f"`{key}` holds date-times; a value of another type there would read "
+                                   "back as a date-time. Keep `{key}` for date-times and store this value "
+                                   "under another key")
+                check(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                check(item)
+    check(params)
+
+
+class _Rewriter:
+    def __init__(self, text: str, params: dict, key_kinds: KeyKinds):
+        self.text, self.params, self.key_kinds = text, params, key_kinds
+        self.edits: dict[tuple[int, int], str] = {}
+        self.scope: Scope | None = None
+        self.aliases: dict[str, A.Expr] = {}
+
+    def part(self, part: A.SingleQuery) -> None:
+        self.scope = Scope(part)
+        self._visit(part, ())
+
+    # -- what is FINE
+
+    def kinds(self, expr: A.Expr) -> frozenset:
+        return expr_kinds(expr, self.scope, self.params, self.key_kinds)
+
+    def fine(self, node: A.Node) -> frozenset | None:
+        """The kinds of a FINE value itself (a property, parameter or variable), else None."""
+        if isinstance(node, A.Parameter) or (isinstance(node, A.Variable) and (
+                node.name in self.scope.unwound or node.name in self.scope.bound or node.name in self.aliases)):
+            target = self.aliases.get(node.name) if isinstance(node, A.Variable) else None
+            found = self.kinds(target) if target is not None else self.kinds(node)
+        elif isinstance(node, A.Property) and fine_value(node, self.scope):
+            found = self.kinds(node)
+        else:
+            return None
+        return found if FINE in found else None
+
+    def container(self, node: A.Expr) -> bool:
+        """Whether a FINE value is a list or map holding such date-times (a parameter, or a
+        variable standing for one: `UNWIND $rows AS row`), not one date-time."""
+        seen = set()
+        while isinstance(node, A.Variable) and node.name not in seen:
+            seen.add(node.name)
+            if node.name in self.scope.unwound:
+                source = self.scope.unwound[node.name]
+                items = self.params.get(source.name) if isinstance(source, A.Parameter) else None
+                return isinstance(items, (list, tuple)) and any(isinstance(i, (dict, list, tuple)) for i in items)
+            node = self.aliases.get(node.name) or self.scope.bound.get(node.name)
+        return isinstance(node, A.Parameter) and isinstance(self.params.get(node.name), (dict, list, tuple))
+
+    # -- the walk
+
+    def _visit(self, node: A.Node, parents: tuple) -> None:
+        if isinstance(node, A._Projection):
+            self.aliases = {item.alias: item.expr for item in node.items if item.alias}
+        if isinstance(node, (A.CallSubquery, A._Subquery)) and parents:
+            return                                    # its own part (`_parts`)
+        if isinstance(node, A.MapLiteral) and parents and isinstance(parents[-1], (*_WRITES, A.SetItem)):
+            for key, value in node.items:
+                self._check_written(key, value, node)
+        if isinstance(node, A.Expr) and (kinds := self.fine(node)) is not None:
+            self._use(node, parents, kinds)
+            return
+        for child in node.children():
+            self._visit(child, (*parents, node))
+
+    def _use(self, value: A.Expr, parents: tuple, kinds: frozenset) -> None:
+        """Check (and rewrite) one use of a FINE value; raise for a use the proxy cannot answer."""
+        parent = parents[-1] if parents else None
+        if self.container(value):
+            if isinstance(parent, (*_WRITES, A.SetItem)) or (isinstance(parent, A.Property) and parent.expr is value):
+                return
+            raise _refusal(_shown(self.text, parent or value), "a list or map holding a date-time with "
+                           "a fraction of a second is sent to the embedded FalkorDB with it as epoch "
+                           "microseconds, so it can only be written (SET, CREATE, MERGE, UNWIND) or have "
+                           "its entries read (x.at)")
+        while isinstance(parent, A.FunctionCall) and parent.lower_name in _PASSING | _ORDERING:
+            if parent.lower_name in _ORDERING:
+                self.encode(value)
+            value, parents = parent, parents[:-1]
+            parent = parents[-1] if parents else None
+        if isinstance(parent, A.MapLiteral) and len(parents) > 1 and isinstance(parents[-2], _WRITES):
+            return
+        if isinstance(parent, (A.ReturnItem, A.IsNull, A.RemoveItem, *_WRITES)) or self._written(value, parent):
+            return
+        if isinstance(parent, A.SortItem):
+            return self.encode(value)
+        if isinstance(parent, A.BinaryOp) and parent.op in COMPARISONS:
+            return self.compare(value, kinds, [parent.left, parent.right])
+        if isinstance(parent, A.ComparisonChain):
+            return self.compare(value, kinds, list(parent.operands))
+        if isinstance(parent, A.Property) and parent.key.lower() in EPOCH and kinds - {FINE} == {ZONED}:
+            return self.epoch(parent, value)
+        if isinstance(parent, A.FunctionCall) and parent.lower_name in BETWEEN and len(parents) > 1 \
+                and isinstance(parents[-2], A.Property) and parents[-2].key.lower() == BETWEEN[parent.lower_name][0]:
+            return self.between(parents[-2], parent)
+        raise _refusal(_shown(self.text, parent or value), f"the embedded FalkorDB keeps date-times to the "
+                       f"whole second, so the proxy stores those with a fraction of a second "
+                       f"({value.text_in(self.text)}) as epoch microseconds, and can {USES}")
+
+    def _written(self, value: A.Expr, parent) -> bool:
+        """A SET of a FINE value, or to a FINE key (whose value must then be a date-time)."""
+        if not isinstance(parent, A.SetItem):
+            return False
+        if parent.target is value and parent.value is not None:
+            self._check_written(value.key, parent.value, parent)
+        return True
+
+    def _check_written(self, key: str, value: A.Expr, where: A.Node) -> None:
+        """A value written to a FINE key must be a date-time (or null, or one the proxy cannot follow,
+        which `kinds.py` refuses when read)."""
+        if FINE in self.key_kinds(key) and not (self.kinds(value) & {ZONED, LOCAL, UNKNOWN} or _null(value)):
+            raise _refusal(_shown(self.text, where), f"`{key}` holds date-times; a value of another type "
+                           "there would read back as a date-time. Keep the key for date-times and store "
+                           "this value under another key")
+
+    # -- rewrites
+
+    def encode(self, expr: A.Expr) -> None:
+        self.edits[expr.span] = micros(expr.text_in(self.text))
+
+    def compare(self, value: A.Expr, kinds: frozenset, operands: list) -> None:
+        kind = kinds & {ZONED, LOCAL}
+        for other in operands:
+            other_kinds = self.kinds(other) - {FINE}
+            if not _null(other) and (len(kind) != 1 or other_kinds != kind):
+                raise _refusal(_shown(self.text, other), "a date-time with a fraction of a second "
+                               f"({value.text_in(self.text)}, {'/'.join(sorted(kind)) or 'of both kinds'}) "
+                               "compares exactly only with a date-time of the same kind (datetime() "
+                               "with a zoned one, localdatetime() with a local one)")
+        for other in operands:
+            self.encode(other)
+
+    def epoch(self, accessor: A.Property, value: A.Expr) -> None:
+        x = micros(value.text_in(self.text))
+        if accessor.key.lower() == "epochseconds":
+            self.edits[accessor.span] = _bound(x, _floor_div("__x", 1_000_000))
+        else:
+            self.edits[accessor.span] = _bound(x, f"{_floor_div('__x', 1_000_000)} * 1000 + "
+                                                  f"{_modulo('__x', 1_000_000)} / 1000")
+
+    def between(self, count: A.Property, call: A.FunctionCall) -> None:
+        if len(call.args) != 2:
+            return
+        _, size, floored = BETWEEN[call.lower_name]
+        a, b = (micros(arg.text_in(self.text), dates=True) for arg in call.args)
+        counted = _floor_div("__x", size) if floored else f"(__x - __x % {size}) / {size}"
+        self.edits[count.span] = _bound(f"{b} - {a}", counted)
+
+
+def micros(x: str, dates: bool = False) -> str:
+    """`x` as epoch microseconds when it is a FalkorDB date-time (or a date, with `dates`),
+    else `x` itself (an integer of epoch microseconds already, or null). FalkorDB evaluates
+    every CASE branch, so the parts are read from a value nulled unless it is a date-time;
+    `x` is written twice and the nesting kept shallow (FalkorDB's parser is capped at 15)."""
+    y = "(__d.year - 1)"
+    days = f"(365 * {y} + {y} / 4 - {y} / 100 + {y} / 400 + __d.ordinalDay - 719163)"
+    clock = "__t.hour * 3600 + __t.minute * 60 + __t.second"
+    if not dates:
+        clock = clock.replace("__t.", "__d.")
+        return (f"coalesce([__d IN [CASE WHEN typeOf({x}) = 'Datetime' THEN {x} END] | "
+                f"({days} * 86400 + {clock}) * 1000000][0], {x})")
+    clock = f"coalesce([__t IN [CASE WHEN typeOf(__d) = 'Datetime' THEN __d END] | {clock}][0], 0)"
+    return (f"coalesce([__d IN [CASE WHEN typeOf({x}) IN ['Date', 'Datetime'] THEN {x} END] | "
+            f"({days} * 86400 + {clock}) * 1000000][0], {x})")
+
+
+def _bound(value: str, expression: str) -> str:
+    """`expression` of `__x` with `value` written once."""
+    return f"[__x IN [{value}] | {expression}][0]"
+
+
+def _modulo(x: str, size: int) -> str:
+    return f"(({x} % {size}) + {size}) % {size}"
+
+
+def _floor_div(x: str, size: int) -> str:
+    """FalkorDB divides integers through a double (72076089600105000 / 1000 is 72076089600104),
+    so only an exact multiple is divided: exact while the quotient times the divisor's factors of
+    5 stays under 2^53 (microseconds to seconds or days: any date-time of the years 1-9999)."""
+    return f"({x} - {_modulo(x, size)}) / {size}"
+
+
+def _null(expr: A.Expr) -> bool:
+    return isinstance(expr, A.Literal) and expr.value is None
+
+
+def _shown(text: str, node: A.Node) -> str:
+    shown = node.text_in(text)
+    return shown if len(shown) <= 120 else shown[:117] + "..."
+
+
+def _refusal(what: str, why: str) -> CypherError:
+    return CypherError(UNSUPPORTED, f"{what}: {why}. (A limit of the embedded FalkorDB; Neo4j accepts "
+                       "this query.)")

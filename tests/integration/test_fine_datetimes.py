@@ -1,0 +1,105 @@
+"""Date-times with a fraction of a second (`datetime.now(timezone.utc)`) stored, read back,
+compared, ordered and counted in days exactly, through the driver, against Python's own datetime
+arithmetic (extensions/temporal/fraction.py, extensions/bridges/fractions.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from neo4j.exceptions import ClientError
+from neo4j.time import DateTime
+
+FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+UTC = dt.timezone.utc
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=UTC)
+MOMENTS = st.datetimes(min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30)).map(
+    lambda m: m.replace(tzinfo=UTC))
+NEAR = st.datetimes(min_value=dt.datetime(2023, 12, 30), max_value=dt.datetime(2024, 1, 3)).map(
+    lambda m: m.replace(tzinfo=UTC))
+
+
+def micros(delta: dt.timedelta) -> int:
+    return delta // dt.timedelta(microseconds=1)
+
+
+def rows(driver, query, **params):
+    records, _, _ = driver.execute_query(query, params)
+    return [list(record.values()) for record in records]
+
+
+def store(driver, moments):
+    """Each moment written as agents write it (`SET n.updatedAt = $now`); one more whole-second
+    value written by `datetime(...)`, stored as FalkorDB's own date-time in the same key."""
+    driver.execute_query("MATCH (n:Fine) DETACH DELETE n")
+    for i, moment in enumerate(moments):
+        driver.execute_query("MERGE (n:Fine {id: $id}) SET n.updatedAt = $now", {"id": i, "now": moment})
+    driver.execute_query("CREATE (:Fine {id: -1, updatedAt: datetime('2024-01-01T00:00:00Z')})")
+    return {**dict(enumerate(moments)), -1: dt.datetime(2024, 1, 1, tzinfo=UTC)}
+
+
+@FEW
+@given(moments=st.lists(st.one_of(NEAR, MOMENTS), min_size=1, max_size=5), since=st.one_of(NEAR, MOMENTS),
+       today=st.dates(min_value=dt.date(1, 1, 2), max_value=dt.date(9999, 12, 30)))
+def test_stored_fractions_read_compare_order_and_count_as_python_does(clean_graph, moments, since, today):
+    at = store(clean_graph, moments)
+    read = dict(rows(clean_graph, "MATCH (n:Fine) RETURN n.id, n.updatedAt"))
+    assert {i: value.to_native() for i, value in read.items()} == at
+    assert all(isinstance(value, DateTime) and value.tzinfo is not None for value in read.values())
+
+    newer = rows(clean_graph, "MATCH (n:Fine) WHERE n.updatedAt > $since RETURN n.id", since=since)
+    assert sorted(i for [i] in newer) == sorted(i for i, m in at.items() if m > since)
+    ordered = rows(clean_graph, "MATCH (n:Fine) RETURN n.id ORDER BY n.updatedAt DESC, n.id")
+    assert [i for [i] in ordered] == sorted(at, key=lambda i: (-micros(at[i] - EPOCH), i))
+    [[low, high]] = rows(clean_graph, "MATCH (n:Fine) RETURN min(n.updatedAt), max(n.updatedAt)")
+    assert (low.to_native(), high.to_native()) == (min(at.values()), max(at.values()))
+
+    midnight = dt.datetime.combine(today, dt.time(), UTC)
+    counted = rows(clean_graph, "MATCH (n:Fine) RETURN n.id, n.updatedAt.epochMillis, n.updatedAt.epochSeconds, "
+                   "duration.inDays(n.updatedAt, $today).days, duration.inSeconds($since, n.updatedAt).seconds",
+                   today=today, since=since)
+    for i, millis, seconds, days, between in counted:
+        moment = at[i]
+        assert millis == micros(moment - EPOCH) // 1000 and seconds == micros(moment - EPOCH) // 1_000_000
+        assert days == int(micros(midnight - moment) / 86_400_000_000)        # toward zero
+        assert between == micros(moment - since) // 1_000_000                  # floored
+
+
+def test_the_agent_idiom_round_trips_with_its_microseconds(clean_graph):
+    now = dt.datetime.now(UTC)
+    clean_graph.execute_query("MERGE (m:Memory {id: 'm1'}) SET m.updatedAt = $now", {"now": now})
+    [[node, at]] = rows(clean_graph, "MATCH (m:Memory) RETURN m, m.updatedAt")
+    assert at.to_native() == now and node["updatedAt"].to_native() == now
+    # a relationship, a naive (local) value and a parameter returned as it is
+    clean_graph.execute_query("MATCH (m:Memory) CREATE (m)-[:SEEN {at: $now, local: $local}]->(m)",
+                              {"now": now, "local": now.replace(tzinfo=None)})
+    [[rel, local]] = rows(clean_graph, "MATCH ()-[r:SEEN]->() RETURN r, r.local")
+    assert rel["at"].to_native() == now and local.to_native() == now.replace(tzinfo=None)
+    assert rows(clean_graph, "RETURN $now AS now", now=now)[0][0].to_native() == now
+    # recency relative to the database's clock, and WITH aliases
+    week = rows(clean_graph, "MATCH (m:Memory) WITH m.updatedAt AS t WHERE t > datetime() - duration('P7D') "
+                "RETURN count(*)")
+    assert week == [[1]]
+
+
+@pytest.mark.parametrize("query, params", [
+    ("MATCH (m:Memory) RETURN toString(m.updatedAt)", {}),
+    ("MATCH (m:Memory) RETURN m.updatedAt + duration('PT1S')", {}),
+    ("MATCH (m:Memory) RETURN m.updatedAt.hour", {}),
+    ("MATCH (m:Memory) WHERE m.updatedAt < localdatetime() RETURN m", {}),
+    ("MATCH (m:Memory) WHERE m.updatedAt > 5 RETURN m", {}),
+    ("MATCH (m:Memory) RETURN [m.updatedAt, 1]", {}),
+    ("MATCH (m:Memory) SET m.updatedAt = 5", {}),
+    ("MATCH (m:Memory) SET m += $props", {"props": {"updatedAt": 7}}),
+    ("RETURN {at: $now}", {"now": dt.datetime(2024, 1, 1, 0, 0, 0, 5, tzinfo=UTC)}),
+])
+def test_uses_the_proxy_cannot_answer_exactly_are_refused(clean_graph, query, params):
+    clean_graph.execute_query("CREATE (:Memory {updatedAt: $now})",
+                              {"now": dt.datetime(2024, 1, 1, 0, 0, 0, 5, tzinfo=UTC)})
+    with pytest.raises(ClientError) as info:
+        clean_graph.execute_query(query, params)
+    assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
+    assert rows(clean_graph, "MATCH (m:Memory) RETURN m.updatedAt")[0][0].to_native() == \
+        dt.datetime(2024, 1, 1, 0, 0, 0, 5, tzinfo=UTC)
