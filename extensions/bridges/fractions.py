@@ -66,7 +66,7 @@ def rewrite(text: str, params: dict, key_kinds: KeyKinds, fine_keys: frozenset) 
         return text, params                 # the planner reports it
     rewriter = _Rewriter(text, params, key_kinds)
     for part in _parts(tree):
-        rewriter.part(part)
+        rewriter.part(part, typed=len(tree.parts) == 1 and part is tree.parts[0])
     text = splice(text, outermost(rewriter.edits.items())) if rewriter.edits else text
     return text, {name: fraction.encoded(value) if name in sent else value for name, value in params.items()}
 
@@ -102,10 +102,13 @@ class _Rewriter:
         self.text, self.params, self.key_kinds = text, params, key_kinds
         self.edits: dict[tuple[int, int], str] = {}
         self.scope: Scope | None = None
+        self.typed = True
         self.aliases: dict[str, A.Expr] = {}
 
-    def part(self, part: A.SingleQuery) -> None:
-        self.scope = Scope(part)
+    def part(self, part: A.SingleQuery, typed: bool) -> None:
+        """Check and rewrite one single query; `typed`: its RETURN is the result's, whose columns
+        `kinds.py` reads back (not a subquery's or a UNION's)."""
+        self.scope, self.typed = Scope(part), typed
         self._visit(part, ())
 
     # -- what is FINE
@@ -171,6 +174,11 @@ class _Rewriter:
             parent = parents[-1] if parents else None
         if isinstance(parent, A.MapLiteral) and len(parents) > 1 and isinstance(parents[-2], _WRITES):
             return
+        if isinstance(parent, A.ReturnItem) and isinstance(parents[-2], A.Return) and not self.typed:
+            raise _refusal(_shown(self.text, parent), "a date-time with a fraction of a second is stored as "
+                           "epoch microseconds, which the proxy reads back only from the columns of a "
+                           "query's final RETURN; return it from the outer query (not a CALL { } or a "
+                           "UNION)")
         if isinstance(parent, (A.ReturnItem, A.IsNull, A.RemoveItem, *_WRITES)) or self._written(value, parent):
             return
         if isinstance(parent, A.SortItem):

@@ -118,14 +118,18 @@ class PartPlanner:
     """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
 
     def __init__(self, text: str, part: A.SingleQuery, registry: Registry, kind: str,
-                 edits: list[Edit], counter: Iterator[int]):
+                 edits: list[Edit], counter: Iterator[int], outer: tuple[list[str], dict] | None = None):
+        """`outer`, for the body of a `CALL { }`: the probe lines that give its incoming rows
+        (the enclosing query's clauses before it, and the import) and the variables they bind."""
         self.text, self.part, self.registry, self.kind = text, part, registry, kind
         self.edits = edits                       # shared, kept sorted
         self.counter = counter
         self.steps: list = []
         self.placeholders: dict[str, Any] = {}
+        self.outer_lines, scope = outer if outer is not None else ([], {})
+        self.nested = outer is not None
         clauses = part.clauses
-        self.scopes = [{}]
+        self.scopes = [scope]
         for clause in clauses:
             self.scopes.append(scope_after(clause, self.scopes[-1], text, registry))
 
@@ -170,6 +174,8 @@ class PartPlanner:
                 late.plan_vector_property(self, index, clause)
             if self.kind == "falkordb":
                 apoc_maps.plan(self, index, clause)
+        subqueries = [index for index, clause in enumerate(self.part.clauses)
+                      if _plannable(clause) and self.subquery_calls(clause)]
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):
@@ -185,24 +191,51 @@ class PartPlanner:
         for key in sorted(groups, key=lambda k: k[:4]):
             if joins is not None:
                 joins.plan_until(key[:2])
+            while subqueries and subqueries[0] < key[0]:      # its values feed the clauses after it
+                self.plan_subquery(subqueries.pop(0))
             self.plan_probe(key[0], key[4], groups[key])
+        for index in subqueries:
+            self.plan_subquery(index)
         if joins is not None:
             joins.plan_until(None)
-        self.alias_return_items()
+        if not self.nested:
+            self.alias_return_items()
 
     def extension_calls(self) -> list[tuple[A.FunctionCall, int, tuple]]:
+        """The calls of this part's own clauses (those in a `CALL { }` body: `plan_subquery`)."""
         found = []
         for index, clause in enumerate(self.part.clauses):
             for node, ancestors in _walk(clause, ()):
-                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name:
+                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name \
+                        and not (_plannable(clause) and any(isinstance(a, A.CallSubquery) for a in ancestors)):
                     found.append((node, index, ancestors))
         return found
+
+    def subquery_calls(self, clause: A.CallSubquery) -> list[A.FunctionCall]:
+        return [node for node in clause.query.walk()
+                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name]
+
+    def plan_subquery(self, clause_index: int) -> None:
+        """Plan the extension calls in the body of the `CALL { }` at `clause_index` as those of a
+        query of its own, whose probes start from the rows entering the CALL: this part's clauses
+        before it and the import (`WITH p` in the body, `CALL (p)`; uncorrelated, one row
+        holding none of the outer variables). The values are bound for every row the body sees:
+        its ORDER BY / LIMIT run per incoming row, so no projection is cut to a top k."""
+        clause = self.part.clauses[clause_index]
+        calls = self.subquery_calls(clause)
+        lines = self.prefix_lines(clause_index, calls, ", ".join(sorted({c.name + "()" for c in calls})))
+        for body in clause.query.parts:                 # each branch of a UNION alike
+            inner = PartPlanner(self.text, body, self.registry, self.kind, self.edits, self.counter,
+                                _imported(clause, body, lines, self.scopes[clause_index]))
+            inner.plan()
+            self.steps += inner.steps
+            self.placeholders.update(inner.placeholders)
 
     def check_call(self, call: A.FunctionCall, clause_index: int, ancestors: tuple) -> None:
         ext = self.registry.get(call.name)
         ext.check_arity(len(call.args))
         if any(isinstance(a, A.CallSubquery) for a in ancestors):
-            raise argument_error(f"{call.name}() cannot be used inside a CALL {{ }} subquery yet; "
+            raise argument_error(f"{call.name}() cannot be used inside CALL {{ }} IN TRANSACTIONS; "
                                  "compute it after the subquery, in a WITH or RETURN.")
         for arg in call.args:
             for inner in arg.walk():
@@ -274,7 +307,7 @@ class PartPlanner:
 
     def prefix_lines(self, clause_index: int, calls: list, call_names: str) -> list[str]:
         """Rewritten clauses before `clause_index`, without write clauses (checked to be safe)."""
-        lines: list[str] = []
+        lines: list[str] = list(self.outer_lines)
         created: dict[str, str] = {}
         written_keys: dict[str, str] = {}
         written_vars: dict[str, str] = {}
@@ -390,7 +423,7 @@ class PartPlanner:
         """Bind only the rows of the projection the query needs (`reduce.plan_projection`) when the
         call is one of its items and its value depends on one node only."""
         item = ancestors[-1] if ancestors else None
-        if not isinstance(clause, (A.With, A.Return)) or not isinstance(item, A.ReturnItem) \
+        if self.nested or not isinstance(clause, (A.With, A.Return)) or not isinstance(item, A.ReturnItem) \
                 or item.expr is not call or item not in clause.items:
             return
         if site.lookup.index is None or site.lookup.keys or aggregates(clause, self.registry):
@@ -565,6 +598,22 @@ def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
 def _varies(arg: A.Expr) -> bool:
     """Whether an argument can differ between rows (it mentions a variable)."""
     return any(isinstance(n, (A.Variable, A.PatternExpr, A.PatternComprehension)) for n in arg.walk())
+
+
+def _plannable(clause: A.Clause) -> bool:
+    """A `CALL { }` whose body's extension calls are planned as a query of their own."""
+    return isinstance(clause, A.CallSubquery) and clause.in_transactions is None
+
+
+def _imported(call: A.CallSubquery, body: A.SingleQuery, lines: list[str], outer: dict) -> tuple[list[str], dict]:
+    """The probe lines and variables a `CALL { }` body starts from, after the outer `lines`."""
+    first = body.clauses[0] if body.clauses else None
+    if call.scope == ("*",) or (call.scope is None and isinstance(first, A.With)):
+        return lines, dict(outer)                    # the body's WITH imports (or all are visible)
+    if call.scope:
+        names = [v.name for v in call.scope]
+        return [*lines, "WITH " + ", ".join(map(quote_name, names))], {n: outer.get(n, "value") for n in names}
+    return [*lines, "WITH DISTINCT 1 AS __outer"], {}      # uncorrelated: once per incoming row
 
 
 def _writes(node: A.Node) -> bool:

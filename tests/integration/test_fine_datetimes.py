@@ -103,3 +103,12 @@ def test_uses_the_proxy_cannot_answer_exactly_are_refused(clean_graph, query, pa
     assert info.value.code == "Neo.ClientError.Statement.UnsupportedOperationError"
     assert rows(clean_graph, "MATCH (m:Memory) RETURN m.updatedAt")[0][0].to_native() == \
         dt.datetime(2024, 1, 1, 0, 0, 0, 5, tzinfo=UTC)
+
+
+def test_a_subquery_or_union_returning_one_is_refused(clean_graph):
+    """Their columns cannot be tied to a key, so the integers would come back as numbers."""
+    clean_graph.execute_query("CREATE (:Memory {updatedAt: $now})", {"now": dt.datetime.now(UTC)})
+    for query in ("CALL { MATCH (m:Memory) RETURN m.updatedAt AS t } RETURN t",
+                  "MATCH (m:Memory) RETURN m.updatedAt AS t UNION RETURN null AS t"):
+        with pytest.raises(ClientError, match="final RETURN"):
+            clean_graph.execute_query(query)
