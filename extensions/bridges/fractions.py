@@ -26,6 +26,7 @@ work: computed on the integers it would be wrong without an error.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from core.errors import CypherError
@@ -35,9 +36,12 @@ from ..cypher.parser import parse
 from ..cypher.splice import outermost, splice
 from ..temporal import fraction
 from ..temporal.kinds import FINE, LOCAL, UNKNOWN, ZONED, Scope, expr_kinds, fine_value, value_kinds
+from ..temporal.query import constant_nanos
+from ..temporal.values import NotComputed
 from .temporal import UNSUPPORTED
 
 KeyKinds = Callable[[str], frozenset]
+CLOCKS = frozenset({"date", "datetime", "localdatetime"})
 COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
 #: `duration.inX(a, b).unit`: the unit and how many microseconds it has; days count toward zero
 #: (FalkorDB's integer division), seconds are floored (Neo4j's duration keeps nanoseconds >= 0)
@@ -68,7 +72,8 @@ def rewrite(text: str, params: dict, key_kinds: KeyKinds, fine_keys: frozenset) 
     for part in _parts(tree):
         rewriter.part(part, typed=len(tree.parts) == 1 and part is tree.parts[0])
     text = splice(text, outermost(rewriter.edits.items())) if rewriter.edits else text
-    return text, {name: fraction.encoded(value) if name in sent else value for name, value in params.items()}
+    return text, {**{name: fraction.encoded(value) if name in sent else value for name, value in params.items()},
+                  **rewriter.clocked}
 
 
 def _parts(tree: A.Query):
@@ -103,6 +108,9 @@ class _Rewriter:
         self.edits: dict[tuple[int, int], str] = {}
         self.scope: Scope | None = None
         self.typed = True
+        #: the statement clock, to the microsecond, and the values computed from it (`clock`)
+        self.clock_ns = time.time_ns() // 1000 * 1000
+        self.clocked: dict[str, int] = {}
         self.aliases: dict[str, A.Expr] = {}
 
     def part(self, part: A.SingleQuery, typed: bool) -> None:
@@ -227,7 +235,25 @@ class _Rewriter:
                                "compares exactly only with a date-time of the same kind (datetime() "
                                "with a zoned one, localdatetime() with a local one)")
         for other in operands:
-            self.encode(other)
+            if not self.clock(other):
+                self.encode(other)
+
+    def clock(self, expr: A.Expr) -> str | None:
+        """A parameter holding the epoch microseconds of `expr` when it reads the clock and
+        nothing of the graph (`datetime()`, `datetime() - duration('P7D')`), computed here with
+        the statement clock to the microsecond, as Neo4j's is: FalkorDB's clock reads whole
+        seconds, so a value written 0.3 s ago would be in its future. None otherwise."""
+        if not any(isinstance(n, A.FunctionCall) and _reads_clock(n) for n in expr.walk()) \
+                or any(isinstance(n, (A.Variable, A.PatternExpr, A._Subquery)) for n in expr.walk()):
+            return None
+        try:
+            nanos = constant_nanos(expr, self.params, self.clock_ns)
+        except NotComputed:
+            return None                 # the database computes it, as before
+        name = f"__clock{len(self.clocked)}"
+        self.clocked[name] = None if nanos is None else nanos // 1000
+        self.edits[expr.span] = f"${name}"
+        return f"${name}"
 
     def epoch(self, accessor: A.Property, value: A.Expr) -> None:
         x = micros(value.text_in(self.text))
@@ -241,7 +267,7 @@ class _Rewriter:
         if len(call.args) != 2:
             return
         _, size, floored = BETWEEN[call.lower_name]
-        a, b = (micros(arg.text_in(self.text), dates=True) for arg in call.args)
+        a, b = (self.clock(arg) or micros(arg.text_in(self.text), dates=True) for arg in call.args)
         counted = _floor_div("__x", size) if floored else f"(__x - __x % {size}) / {size}"
         self.edits[count.span] = _bound(f"{b} - {a}", counted)
 
@@ -277,6 +303,13 @@ def _floor_div(x: str, size: int) -> str:
     so only an exact multiple is divided: exact while the quotient times the divisor's factors of
     5 stays under 2^53 (microseconds to seconds or days: any date-time of the years 1-9999)."""
     return f"({x} - {_modulo(x, size)}) / {size}"
+
+
+def _reads_clock(call: A.FunctionCall) -> bool:
+    """`datetime()`, `date()`, `localdatetime()` and their `.statement()` / `.realtime()` forms
+    (`.transaction()` must be one instant across a transaction: the database's, as before)."""
+    kind, _, clock = call.lower_name.partition(".")
+    return kind in CLOCKS and (clock in ("statement", "realtime") or (not clock and not call.args))
 
 
 def _null(expr: A.Expr) -> bool:

@@ -112,3 +112,16 @@ def test_a_subquery_or_union_returning_one_is_refused(clean_graph):
                   "MATCH (m:Memory) RETURN m.updatedAt AS t UNION RETURN null AS t"):
         with pytest.raises(ClientError, match="final RETURN"):
             clean_graph.execute_query(query)
+
+
+def test_a_value_written_just_now_is_not_in_the_future(clean_graph):
+    """FalkorDB's clock reads whole seconds; compared with a stored fraction, `datetime()` and
+    what is computed from it are read to the microsecond, as Neo4j's statement clock is."""
+    for _ in range(3):
+        now = dt.datetime.now(UTC)
+        clean_graph.execute_query("MERGE (m:Memory {id: 1}) SET m.updatedAt = $now", {"now": now})
+        [[past, seconds, days, week]] = rows(
+            clean_graph, "MATCH (m:Memory {id: 1}) RETURN m.updatedAt <= datetime(), "
+            "duration.inSeconds(m.updatedAt, datetime()).seconds, duration.inDays(m.updatedAt, date()).days, "
+            "m.updatedAt > datetime() - duration('P7D')")
+        assert (past, seconds, days, week) == (True, 0, 0, True)
