@@ -169,9 +169,12 @@ async def type_stats(read: Read, label: str, count: int) -> TypeStats:
     present = dict(keys)
     order = first_seen(sample)
     names = sorted(present, key=lambda key: (-present[key], order.get(key, len(order)), key))
-    # min/max of any kind work on both databases; they also type keys the sample missed
-    bounds = ", ".join(f"[min(n.{quote(key)}), max(n.{quote(key)})]" for key in names)
-    ranges = (await read(f"{match} RETURN {bounds}", {}))[0]
+    # min/max of any kind work on both databases; they also type keys the sample missed. Each
+    # in a map under its key, so a date-time the proxy stores as an integer reads back as one.
+    bounds = ", ".join(f"[{{{quote(key)}: min(n.{quote(key)})}}, {{{quote(key)}: max(n.{quote(key)})}}]"
+                       for key in names)
+    row = (await read(f"{match} RETURN {bounds}", {}))[0]
+    ranges = [(low[key], high[key]) for key, (low, high) in zip(names, row)]
     kinds = {key: kind_of([props[key] for props in sample if key in props] + list(low_high))
              for key, low_high in zip(names, ranges)}
     listed = [key for key in names if kinds[key] not in _UNLISTED]

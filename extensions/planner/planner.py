@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Hashable, Mapping
-from functools import lru_cache
+from collections.abc import Callable, Hashable, Mapping
+from functools import lru_cache, partial
 from itertools import count, repeat
 from operator import itemgetter
 from typing import Any
@@ -508,7 +508,10 @@ class ExtensionPlanner:
 
     def _call_context(self, runner) -> CallContext:
         backend = runner.backend
-        return CallContext(graph_context(runner), self.registry, self.backend_kind,
+        typed = None
+        if self.datetime_kinds is not None and kinds.holds_typed(self.datetime_kinds, runner.database or ""):
+            typed = partial(kinds.typed_rows, self.datetime_kinds, runner.database or "")
+        return CallContext(graph_context(runner, typed), self.registry, self.backend_kind,
                            runner.user, dict(runner.metadata or {}),
                            lambda: backend.databases(runner.credentials), backend.default_database)
 
@@ -517,19 +520,21 @@ class ExtensionPlanner:
 _QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 
-def graph_context(runner) -> GraphContext:
-    """What an evaluator may know of the graph `runner`'s queries see."""
+def graph_context(runner, typed: Callable[[list], list] | None = None) -> GraphContext:
+    """What an evaluator may know of the graph `runner`'s queries see; `typed` gives the rows'
+    stored date-times their kinds (`kinds.typed_rows`, for describe())."""
+    typed = typed or (lambda rows: rows)
 
     async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
         result = await runner.run(query, params)
         rows = await result.fetch(-1)
         await result.consume()
-        return rows
+        return typed(rows)
 
     async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
         result = await runner.run(query, params)
         while rows := await result.fetch(batch):
-            yield rows
+            yield typed(rows)
         await result.consume()
     return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
 

@@ -389,6 +389,36 @@ def _properties_map(expr: A.Expr) -> bool:
     return isinstance(expr, A.MapProjection) and all(item.kind in ("property", "all") for item in expr.items)
 
 
+def holds_typed(store: KindStore, database: str) -> bool:
+    """Whether date-times read from `database` need typing: it holds a zoned key or one stored as
+    epoch microseconds."""
+    return store.holds_zoned(database) or bool(store.fine_keys(database))
+
+
+def typed_rows(store: KindStore, database: str, rows: list[list[Any]]) -> list[list[Any]]:
+    """Rows an evaluator reads (describe()'s samples), with the properties of their nodes,
+    relationships and maps typed by key; a key the proxy cannot type is left as it is (the
+    refusal is for a client's query)."""
+    def by_key(properties: dict) -> dict:
+        out = {}
+        for key, value in properties.items():
+            try:
+                out[key] = _typed(value, store.of(database, key), lambda: key)
+            except CypherError:
+                out[key] = value
+        return out
+
+    def value(item: Any) -> Any:
+        if isinstance(item, (Node, Relationship)):
+            item.properties = by_key(item.properties)
+        elif isinstance(item, dict):
+            return by_key(item)
+        elif isinstance(item, list):
+            return [value(v) for v in item]
+        return item
+    return [[value(item) for item in row] for row in rows]
+
+
 #: functions whose value is one of their arguments' date-times (or a list of them)
 PASSING = frozenset({"min", "max", "collect", "coalesce", "head", "last"})
 
@@ -411,6 +441,6 @@ def fine_value(expr: A.Expr, scope: Scope) -> bool:
 def typed(result: Result, store: KindStore, database: str, text: str, params: dict) -> Result:
     """`result`, typed by key where the database holds a zoned key or date-times stored as
     epoch microseconds, or the query sends such a date-time (else unchanged)."""
-    if not (store.holds_zoned(database) or store.fine_keys(database) or fraction.has_fraction(params)):
+    if not (holds_typed(store, database) or fraction.has_fraction(params)):
         return result
     return TypedDateTimes(result, store, database, text, params)

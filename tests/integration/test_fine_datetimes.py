@@ -125,3 +125,11 @@ def test_a_value_written_just_now_is_not_in_the_future(clean_graph):
             "duration.inSeconds(m.updatedAt, datetime()).seconds, duration.inDays(m.updatedAt, date()).days, "
             "m.updatedAt > datetime() - duration('P7D')")
         assert (past, seconds, days, week) == (True, 0, 0, True)
+
+
+def test_describe_lists_the_key_as_a_date_time(clean_graph):
+    first, last = dt.datetime(2024, 1, 1, 0, 0, 0, 5, tzinfo=UTC), dt.datetime(2024, 1, 2, 0, 0, 0, 7, tzinfo=UTC)
+    clean_graph.execute_query("UNWIND $at AS at CREATE (:Memory {updatedAt: at}) CREATE (:Other)", {"at": [first, last]})
+    [[text]] = rows(clean_graph, "CALL describe({types: ['Memory']})")
+    line = next(line for line in text.splitlines() if "updatedAt" in line)
+    assert line.split() == ["updatedAt", "(datetime):", "2024-01-01T00:00:00.000005000+00:00..2024-01-02T00:00:00.000007000+00:00"]
