@@ -33,6 +33,7 @@ from core.errors import CypherError
 
 from ..cypher import ast as A
 from ..cypher.parser import parse
+from ..cypher.render import name as quote_name
 from ..cypher.splice import outermost, splice
 from ..temporal import fraction
 from ..temporal.kinds import FINE, LOCAL, UNKNOWN, ZONED, Scope, expr_kinds, fine_value, value_kinds
@@ -83,6 +84,22 @@ def _parts(tree: A.Query):
         for node in part.walk():
             if isinstance(node, A.CallSubquery) or (isinstance(node, A._Subquery) and node.query is not None):
                 yield from _parts(node.query)
+
+
+async def check_new_keys(read, keys: frozenset, store, database: str) -> None:
+    """A key that becomes FINE must hold no integers yet (epoch milliseconds an application
+    stored before, say): they would read back as date-times. Else the write is refused and the
+    key stays as it was."""
+    for key in sorted(keys):
+        name = quote_name(key)
+        found = await read(f"MATCH (n) WHERE typeOf(n.{name}) = 'Integer' RETURN 1 LIMIT 1 UNION "
+                           f"MATCH ()-[r]->() WHERE typeOf(r.{name}) = 'Integer' RETURN 1 LIMIT 1", {})
+        if found:
+            store.discard(database, key, FINE)
+            raise _refusal(f"`{key}`", f"this key holds integers, and a date-time with a fraction of a "
+                           "second would be stored as one (epoch microseconds: the embedded FalkorDB "
+                           "keeps date-times to the whole second), so the two could not be told apart. "
+                           "Store the date-time under another key, or the integers under another key first")
 
 
 def _check_maps(params: dict, key_kinds: KeyKinds) -> None:
@@ -178,6 +195,11 @@ class _Rewriter:
         while isinstance(parent, A.FunctionCall) and parent.lower_name in _PASSING | _ORDERING:
             if parent.lower_name in _ORDERING:
                 self.encode(value)
+            for other in parent.args:           # `coalesce(n.at, 0)` would read 0 back as a date-time
+                if not (_null(other) or self.kinds(other) & {ZONED, LOCAL}):
+                    raise _refusal(_shown(self.text, parent), "a date-time with a fraction of a second "
+                                   f"({value.text_in(self.text)}) is stored as epoch microseconds, which "
+                                   f"{parent.name}() can pass on only with other date-times or null")
             value, parents = parent, parents[:-1]
             parent = parents[-1] if parents else None
         if isinstance(parent, A.MapLiteral) and len(parents) > 1 and isinstance(parents[-2], _WRITES):

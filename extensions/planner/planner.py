@@ -104,7 +104,10 @@ class ExtensionPlanner:
         if len(query) > _PLAN_INLINE_CHARS:
             await asyncio.to_thread(kinds.prepare, query)
         if not _EXPLAINED.match(query):
+            fine = self.datetime_kinds.fine_keys(database)
             kinds.record_writes(self.datetime_kinds, database, query, params)
+            if became_fine := self.datetime_kinds.fine_keys(database) - fine:
+                await fractions.check_new_keys(graph_context(runner).read, became_fine, self.datetime_kinds, database)
         sent, sent_params = fractions.rewrite(query, params, lambda key: self.datetime_kinds.of(database, key),
                                                       self.datetime_kinds.fine_keys(database))
         result = await self._execute(sent, sent_params, runner)

@@ -100,6 +100,11 @@ class KindStore:
         if changed:
             self._save()
 
+    def discard(self, database: str, key: str, kind: str) -> None:
+        if kind in self._kinds.get(database, {}).get(key, ()):
+            self._kinds[database][key].discard(kind)
+            self._save()
+
     def forget(self, database: str) -> None:
         if self._kinds.pop(database, None) is not None:
             self._save()
@@ -435,7 +440,7 @@ def fine_value(expr: A.Expr, scope: Scope) -> bool:
     if isinstance(expr, A.Property):                  # of an entity or a map, not `n.at.epochMillis`
         source = resolve(expr.expr, scope)
         return isinstance(source, (A.Variable, A.Parameter, A.MapLiteral)) or _properties_map(source)
-    return isinstance(expr, (A.Parameter, A.Literal))
+    return isinstance(expr, A.Parameter) or (isinstance(expr, A.Literal) and expr.value is None)
 
 
 def typed(result: Result, store: KindStore, database: str, text: str, params: dict) -> Result:

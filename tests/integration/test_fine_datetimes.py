@@ -91,6 +91,7 @@ def test_the_agent_idiom_round_trips_with_its_microseconds(clean_graph):
     ("MATCH (m:Memory) WHERE m.updatedAt < localdatetime() RETURN m", {}),
     ("MATCH (m:Memory) WHERE m.updatedAt > 5 RETURN m", {}),
     ("MATCH (m:Memory) RETURN [m.updatedAt, 1]", {}),
+    ("MATCH (m:Memory) RETURN coalesce(m.updatedAt, 0)", {}),
     ("MATCH (m:Memory) SET m.updatedAt = 5", {}),
     ("MATCH (m:Memory) SET m += $props", {"props": {"updatedAt": 7}}),
     ("RETURN {at: $now}", {"now": dt.datetime(2024, 1, 1, 0, 0, 0, 5, tzinfo=UTC)}),
@@ -133,3 +134,11 @@ def test_describe_lists_the_key_as_a_date_time(clean_graph):
     [[text]] = rows(clean_graph, "CALL describe({types: ['Memory']})")
     line = next(line for line in text.splitlines() if "updatedAt" in line)
     assert line.split() == ["updatedAt", "(datetime):", "2024-01-01T00:00:00.000005000+00:00..2024-01-02T00:00:00.000007000+00:00"]
+
+
+def test_a_key_holding_integers_does_not_take_a_fraction(clean_graph):
+    """Epoch milliseconds an application stored before would read back as date-times."""
+    clean_graph.execute_query("CREATE (:Memory {updatedAt: 1714557600123})")
+    with pytest.raises(ClientError, match="holds integers"):
+        clean_graph.execute_query("CREATE (:Memory {updatedAt: $now})", {"now": dt.datetime.now(UTC)})
+    assert rows(clean_graph, "MATCH (m:Memory) RETURN m.updatedAt") == [[1714557600123]]
