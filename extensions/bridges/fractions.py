@@ -192,7 +192,12 @@ class _Rewriter:
                            "a fraction of a second is sent to the embedded FalkorDB with it as epoch "
                            "microseconds, so it can only be written (SET, CREATE, MERGE, UNWIND) or have "
                            "its entries read (x.at)")
-        while isinstance(parent, A.FunctionCall) and parent.lower_name in _PASSING | _ORDERING:
+        while isinstance(parent, (A.Index, A.Slice)) and parent.expr is value or \
+                isinstance(parent, A.FunctionCall) and parent.lower_name in _PASSING | _ORDERING:
+            if isinstance(parent, (A.Index, A.Slice)):                 # `collect(n.at)[0]`
+                value, parents = parent, parents[:-1]
+                parent = parents[-1] if parents else None
+                continue
             if parent.lower_name in _ORDERING:
                 self.encode(value)
             for other in parent.args:           # `coalesce(n.at, 0)` would read 0 back as a date-time

@@ -437,6 +437,8 @@ def fine_value(expr: A.Expr, scope: Scope) -> bool:
         return expr.name in scope.unwound and fine_value(scope.unwound[expr.name], scope)
     if isinstance(expr, A.FunctionCall):
         return expr.lower_name in PASSING and all(fine_value(arg, scope) for arg in expr.args)
+    if isinstance(expr, (A.Index, A.Slice)):          # `collect(n.at)[0]`
+        return fine_value(expr.expr, scope)
     if isinstance(expr, A.Property):                  # of an entity or a map, not `n.at.epochMillis`
         source = resolve(expr.expr, scope)
         return isinstance(source, (A.Variable, A.Parameter, A.MapLiteral)) or _properties_map(source)
