@@ -142,15 +142,14 @@ class _Rewriter:
         return expr_kinds(expr, self.scope, self.params, self.key_kinds)
 
     def fine(self, node: A.Node) -> frozenset | None:
-        """The kinds of a FINE value itself (a property, parameter or variable), else None."""
-        if isinstance(node, A.Parameter) or (isinstance(node, A.Variable) and (
-                node.name in self.scope.unwound or node.name in self.scope.bound or node.name in self.aliases)):
-            target = self.aliases.get(node.name) if isinstance(node, A.Variable) else None
-            found = self.kinds(target) if target is not None else self.kinds(node)
-        elif isinstance(node, A.Property) and fine_value(node, self.scope):
-            found = self.kinds(node)
-        else:
+        """The kinds of a FINE value itself (a property, parameter, list element or variable
+        standing for one), else None."""
+        if not isinstance(node, (A.Parameter, A.Variable, A.Property, A.Index)):
             return None
+        value = self.aliases.get(node.name, node) if isinstance(node, A.Variable) else node
+        if not fine_value(value, self.scope):
+            return None
+        found = self.kinds(value)
         return found if FINE in found else None
 
     def container(self, node: A.Expr) -> bool:
@@ -186,8 +185,9 @@ class _Rewriter:
         """Check (and rewrite) one use of a FINE value; raise for a use the proxy cannot answer."""
         parent = parents[-1] if parents else None
         if self.container(value):
-            if isinstance(parent, (*_WRITES, A.SetItem)) or (isinstance(parent, A.Property) and parent.expr is value):
-                return
+            if isinstance(parent, (*_WRITES, A.SetItem)) or (isinstance(parent, (A.Property, A.Index))
+                                                              and parent.expr is value):
+                return                  # an entry read, `row.at` / `row[1]`, is checked on its own
             raise _refusal(_shown(self.text, parent or value), "a list or map holding a date-time with "
                            "a fraction of a second is sent to the embedded FalkorDB with it as epoch "
                            "microseconds, so it can only be written (SET, CREATE, MERGE, UNWIND) or have "

@@ -167,6 +167,8 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
             return frozenset({ZONED if family == "datetime" else LOCAL})
     if isinstance(expr, A.Property):
         return _property_kinds(expr, scope, params, key_kinds)
+    if isinstance(expr, A.Index) and (elements := _element_kinds(expr, scope, params)) is not None:
+        return elements
     if isinstance(expr, A.Variable):
         if expr.name in seen:
             return frozenset({UNKNOWN})
@@ -190,15 +192,24 @@ def resolve(expr: A.Expr, scope: Scope) -> A.Expr:
     return expr
 
 
-def _maps(expr: A.Expr, scope: Scope, params: dict) -> list[dict] | None:
-    """The maps a map expression holds when it comes from a parameter (directly, or a row of
-    UNWIND over one); None when it does not."""
+def _maps(expr: A.Expr, scope: Scope, params: dict, kind: type = dict) -> list | None:
+    """The maps (or lists, `kind`) a map expression holds when it comes from a parameter
+    (directly, or a row of UNWIND over one); None when it does not."""
     source = resolve(expr, scope)
     if isinstance(source, A.Variable) and isinstance(scope.unwound.get(source.name), A.Parameter):
-        return [row for row in params.get(scope.unwound[source.name].name) or () if isinstance(row, dict)]
+        return [row for row in params.get(scope.unwound[source.name].name) or () if isinstance(row, kind)]
     if isinstance(source, A.Parameter):
-        return [params[source.name]] if isinstance(params.get(source.name), dict) else []
+        return [params[source.name]] if isinstance(params.get(source.name), kind) else []
     return None
+
+
+def _element_kinds(expr: A.Index, scope: Scope, params: dict) -> frozenset | None:
+    """`row[1]` of lists from a parameter: the kinds of those elements (None for another index)."""
+    position = expr.index.value if isinstance(expr.index, A.Literal) else None
+    lists = _maps(expr.expr, scope, params, list) if type(position) is int else None
+    if lists is None:
+        return None
+    return value_kinds([row[position] for row in lists if -len(row) <= position < len(row)])
 
 
 def _property_kinds(expr: A.Property, scope: Scope, params: dict, key_kinds) -> frozenset:

@@ -194,8 +194,9 @@ def test_expression_form_nulls_and_errors(graph):
 
 def test_attention_score_ranks_by_text_and_recency(graph, encoder):
     """The "attention score" application: relevance of a computed text plus recency from a stored
-    UTC date-time (issue 29), against the same formula in Python."""
-    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    UTC date-time (issue 29, `datetime.now(timezone.utc)` with its microseconds), against the
+    same formula in Python."""
+    now = dt.datetime.now(dt.timezone.utc)
     ages = {"CBT": 3, "Auth": 40, "Climbing": 10}
     graph.execute_query("UNWIND $rows AS r MATCH (t:AppTopic {name: r[0]}) SET t.updatedAt = r[1]",
                         rows=[[name, now - dt.timedelta(days=days)] for name, days in ages.items()])
@@ -253,3 +254,24 @@ def test_entry_points_behind_an_upstream_equal_the_direct_ones(proxy, entries):
         chained_scores = {(r["q"], r["id"]): r["s"] for r in via_b.execute_query(query, queries=queries).records}
     assert len(direct) == 3 * 160
     assert chained_scores == pytest.approx(direct, abs=1e-6)
+
+
+def test_memory_agent_behind_an_upstream_equals_the_direct_proxy(proxy, graph):
+    """Proxy B (the Neo4j backend) -> proxy A: the best note per person from a CALL { }, and a
+    recency stamp with its microseconds, as A answers them directly."""
+    now = dt.datetime.now(dt.timezone.utc)
+    best = ("MATCH (p:AppPerson) CALL (p) { MATCH (p)-[r:APP_KNOWS]->(q) RETURN q, text_score(r, 'note', $q) AS s "
+            "ORDER BY s DESC LIMIT 1 } RETURN p.name AS p, q.name AS q, s")
+    recent = "MATCH (p:AppPerson) WHERE p.seenAt > $since RETURN p.name AS p, p.seenAt AS at"
+    direct = {r["p"]: (r["q"], r["s"]) for r in graph.execute_query(best, q="exam stress").records}
+    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as chained, \
+            neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as via_b:
+        chained_best = {r["p"]: (r["q"], r["s"]) for r in via_b.execute_query(best, q="exam stress").records}
+        via_b.execute_query("MATCH (p:AppPerson {name: 'bob'}) SET p.seenAt = $now", now=now)
+        seen = via_b.execute_query(recent, since=now - dt.timedelta(microseconds=1)).records
+        later = via_b.execute_query(recent, since=now).records
+    assert chained_best.keys() == direct.keys() and len(direct) == 3
+    for person, (other, score) in direct.items():
+        assert chained_best[person][0] == other
+        assert chained_best[person][1] == (None if score is None else pytest.approx(score, abs=1e-6))
+    assert [(r["p"], r["at"].to_native()) for r in seen] == [("bob", now)] and later == []
