@@ -48,9 +48,9 @@ COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
 #: (FalkorDB's integer division), seconds are floored (Neo4j's duration keeps nanoseconds >= 0)
 BETWEEN = {"duration.indays": ("days", 86_400_000_000, False), "duration.inseconds": ("seconds", 1_000_000, True)}
 EPOCH = frozenset({"epochmillis", "epochseconds"})
-#: functions whose value is one of their arguments; `min` / `max` compare them (encoded first)
 #: where a value is written (or matched, in a pattern's map) as it is
 _WRITES = (A.Unwind, A.NodePattern, A.RelPattern, A.CallProcedure)
+#: functions whose value is one of their arguments; `min` / `max` compare them (encoded first)
 _PASSING = frozenset({"collect", "coalesce", "head", "last"})
 _ORDERING = frozenset({"min", "max"})
 USES = ("return it, write it, compare it with a date-time of the same kind, ORDER BY it, min/max/collect "
@@ -110,7 +110,7 @@ def _check_maps(params: dict, key_kinds: KeyKinds) -> None:
                 if FINE in key_kinds(key) and item is not None and not value_kinds(item):
                     raise _refusal(f"the parameter map's `{key}`: {type(item).__name__}",
                                    f"`{key}` holds date-times; a value of another type there would read "
-                                   "back as a date-time. Keep `{key}` for date-times and store this value "
+                                   f"back as a date-time. Keep `{key}` for date-times and store this value "
                                    "under another key")
                 check(item)
         elif isinstance(value, (list, tuple)):
