@@ -128,6 +128,7 @@ class _Rewriter:
         #: the statement clock, to the microsecond, and the values computed from it (`clock`)
         self.clock_ns = time.time_ns() // 1000 * 1000
         self.clocked: dict[str, int] = {}
+        self.clock_names: dict[tuple[int, int], str] = {}
         self.aliases: dict[str, A.Expr] = {}
 
     def part(self, part: A.SingleQuery, typed: bool) -> None:
@@ -217,11 +218,11 @@ class _Rewriter:
         if isinstance(parent, (A.ReturnItem, A.IsNull, A.RemoveItem, *_WRITES)) or self._written(value, parent):
             return
         if isinstance(parent, A.SortItem):
-            return self.encode(value)
+            return self.order(value, parents[-2])
         if isinstance(parent, A.BinaryOp) and parent.op in COMPARISONS:
             return self.compare(value, kinds, [parent.left, parent.right])
         if isinstance(parent, A.ComparisonChain):
-            return self.compare(value, kinds, list(parent.operands))
+            return self.compare(value, kinds, list(parent.operands), parent)
         if isinstance(parent, A.Property) and parent.key.lower() in EPOCH and kinds - {FINE} == {ZONED}:
             return self.epoch(parent, value)
         if isinstance(parent, A.FunctionCall) and parent.lower_name in BETWEEN and len(parents) > 1 \
@@ -252,7 +253,21 @@ class _Rewriter:
     def encode(self, expr: A.Expr) -> None:
         self.edits[expr.span] = micros(expr.text_in(self.text))
 
-    def compare(self, value: A.Expr, kinds: frozenset, operands: list) -> None:
+    def order(self, key: A.Expr, projection: A._Projection) -> None:
+        """`ORDER BY n.at` as epoch microseconds; when `n.at` is also a column, through the
+        column's name (given one if it has none, its own text as Neo4j names it): after DISTINCT
+        or an aggregation only the columns may be read."""
+        text = key.text_in(self.text)
+        item = next((item for item in projection.items if item.expr.text_in(self.text) == text), None)
+        if item is None:
+            return self.encode(key)
+        if item.alias is None:
+            self.edits[(item.span[1], item.span[1])] = f" AS {quote_name(text)}"
+        self.edits[key.span] = micros(quote_name(item.alias or text))
+
+    def compare(self, value: A.Expr, kinds: frozenset, operands: list, chain: A.ComparisonChain | None = None) -> None:
+        """Each side as epoch microseconds; a chain `a < b < c` written out pair by pair (the
+        chain bridge cannot copy the encoded sides)."""
         kind = kinds & {ZONED, LOCAL}
         for other in operands:
             other_kinds = self.kinds(other) - {FINE}
@@ -261,15 +276,20 @@ class _Rewriter:
                                f"({value.text_in(self.text)}, {'/'.join(sorted(kind)) or 'of both kinds'}) "
                                "compares exactly only with a date-time of the same kind (datetime() "
                                "with a zoned one, localdatetime() with a local one)")
-        for other in operands:
-            if not self.clock(other):
-                self.encode(other)
+        encoded = [self.clock(other) or micros(other.text_in(self.text)) for other in operands]
+        if chain is None:
+            self.edits.update({other.span: text for other, text in zip(operands, encoded)})
+        else:
+            pairs = zip(encoded, chain.ops, encoded[1:])
+            self.edits[chain.span] = "(" + " AND ".join(f"{a} {op} {b}" for a, op, b in pairs) + ")"
 
     def clock(self, expr: A.Expr) -> str | None:
         """A parameter holding the epoch microseconds of `expr` when it reads the clock and
         nothing of the graph (`datetime()`, `datetime() - duration('P7D')`), computed here with
         the statement clock to the microsecond, as Neo4j's is: FalkorDB's clock reads whole
         seconds, so a value written 0.3 s ago would be in its future. None otherwise."""
+        if expr.span in self.clock_names:
+            return self.clock_names[expr.span]
         if not any(isinstance(n, A.FunctionCall) and _reads_clock(n) for n in expr.walk()) \
                 or any(isinstance(n, (A.Variable, A.PatternExpr, A._Subquery)) for n in expr.walk()):
             return None
@@ -279,7 +299,7 @@ class _Rewriter:
             return None                 # the database computes it, as before
         name = f"__clock{len(self.clocked)}"
         self.clocked[name] = None if nanos is None else nanos // 1000
-        self.edits[expr.span] = f"${name}"
+        self.edits[expr.span] = self.clock_names[expr.span] = f"${name}"
         return f"${name}"
 
     def epoch(self, accessor: A.Property, value: A.Expr) -> None:

@@ -82,6 +82,13 @@ def test_the_agent_idiom_round_trips_with_its_microseconds(clean_graph):
     week = rows(clean_graph, "MATCH (m:Memory) WITH m.updatedAt AS t WHERE t > datetime() - duration('P7D') "
                 "RETURN count(*)")
     assert week == [[1]]
+    # a chain, DISTINCT with ORDER BY on the column, an equality in a pattern
+    around = {"a": now - dt.timedelta(microseconds=1), "b": now + dt.timedelta(microseconds=1), "now": now}
+    assert rows(clean_graph, "MATCH (m:Memory) WHERE $a < m.updatedAt < $b RETURN count(*)", **around) == [[1]]
+    assert rows(clean_graph, "MATCH (m:Memory) WHERE $b < m.updatedAt < $now RETURN count(*)", **around) == [[0]]
+    records, _, _ = clean_graph.execute_query("MATCH (m:Memory) RETURN DISTINCT m.updatedAt ORDER BY m.updatedAt")
+    assert records[0].keys() == ["m.updatedAt"] and records[0][0].to_native() == now
+    assert rows(clean_graph, "MATCH (m:Memory {updatedAt: $now}) RETURN count(*)", now=now) == [[1]]
 
 
 @pytest.mark.parametrize("query, params", [
