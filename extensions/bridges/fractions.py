@@ -242,11 +242,15 @@ class _Rewriter:
 
     def _check_written(self, key: str, value: A.Expr, where: A.Node) -> None:
         """A value written to a FINE key must be a date-time (or null, or one the proxy cannot follow,
-        which `kinds.py` refuses when read)."""
-        if FINE in self.key_kinds(key) and not (self.kinds(value) & {ZONED, LOCAL, UNKNOWN} or _null(value)):
+        which `kinds.py` refuses when read); one read from the clock (`SET n.at = datetime()`)
+        is read to the microsecond, as Neo4j's is, not FalkorDB's whole second."""
+        if FINE not in self.key_kinds(key):
+            return
+        if not (self.kinds(value) & {ZONED, LOCAL, UNKNOWN} or _null(value)):
             raise _refusal(_shown(self.text, where), f"`{key}` holds date-times; a value of another type "
                            "there would read back as a date-time. Keep the key for date-times and store "
                            "this value under another key")
+        self.clock(value)
 
     # -- rewrites
 

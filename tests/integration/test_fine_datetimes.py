@@ -149,3 +149,16 @@ def test_a_key_holding_integers_does_not_take_a_fraction(clean_graph):
     with pytest.raises(ClientError, match="holds integers"):
         clean_graph.execute_query("CREATE (:Memory {updatedAt: $now})", {"now": dt.datetime.now(UTC)})
     assert rows(clean_graph, "MATCH (m:Memory) RETURN m.updatedAt") == [[1714557600123]]
+
+
+def test_the_clock_written_to_such_a_key_keeps_its_fraction(clean_graph):
+    """Once a key holds fractions, `SET n.at = datetime()` reads the clock to the microsecond:
+    a value written after a parameter taken before it is after it, as in Neo4j."""
+    clean_graph.execute_query("CREATE (:Memory {id: 1, updatedAt: $now})", {"now": dt.datetime.now(UTC)})
+    for clock in ("datetime()", "datetime() - duration('PT0S')", "datetime.statement()"):
+        before = dt.datetime.now(UTC)
+        clean_graph.execute_query(f"MATCH (m:Memory {{id: 1}}) SET m.updatedAt = {clock}")
+        after = dt.datetime.now(UTC)
+        [[at, later]] = rows(clean_graph, "MATCH (m:Memory {id: 1}) RETURN m.updatedAt, m.updatedAt >= $before",
+                             before=before)
+        assert before <= at.to_native() <= after and later is True
