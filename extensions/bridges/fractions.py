@@ -57,10 +57,10 @@ USES = ("return it, write it, compare it with a date-time of the same kind, ORDE
         "it, and ask .epochMillis, .epochSeconds, duration.inDays(a, b).days or duration.inSeconds(a, b).seconds")
 
 
-def rewrite(text: str, params: dict, key_kinds: KeyKinds, fine_keys: frozenset) -> tuple[str, dict]:
+def rewrite(text: str, params: dict, key_kinds: KeyKinds, fine_keys: frozenset, sends: bool) -> tuple[str, dict]:
     """`text` with its uses of FINE values rewritten, and `params` with date-times with a fraction
-    as epoch microseconds; unchanged when the query has none."""
-    sent = {name for name, value in params.items() if fraction.has_fraction(value)}
+    as epoch microseconds (`sends`: some parameter holds one); unchanged when the query has none."""
+    sent = {name for name, value in params.items() if fraction.has_fraction(value)} if sends else set()
     if fine_keys:
         _check_maps(params, key_kinds)
     if not sent and not any(key in text for key in fine_keys):

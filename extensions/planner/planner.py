@@ -48,7 +48,7 @@ from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
-from ..temporal import kinds
+from ..temporal import fraction, kinds
 from ..temporal.kinds import KindStore
 from ..temporal.query import compile_query
 from ..temporal.values import NotComputed
@@ -108,10 +108,11 @@ class ExtensionPlanner:
             kinds.record_writes(self.datetime_kinds, database, query, params)
             if became_fine := self.datetime_kinds.fine_keys(database) - fine:
                 await fractions.check_new_keys(graph_context(runner).read, became_fine, self.datetime_kinds, database)
+        sends = fraction.has_fraction(params)
         sent, sent_params = fractions.rewrite(query, params, lambda key: self.datetime_kinds.of(database, key),
-                                                      self.datetime_kinds.fine_keys(database))
+                                              self.datetime_kinds.fine_keys(database), sends)
         result = await self._execute(sent, sent_params, runner)
-        return kinds.typed(result, self.datetime_kinds, database, query, params)
+        return kinds.typed(result, self.datetime_kinds, database, query, params, sends)
 
     async def _execute(self, query: str, params: dict[str, Any], runner) -> Result:
         if len(query) <= _PLAN_INLINE_CHARS:

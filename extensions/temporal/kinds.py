@@ -456,9 +456,9 @@ def fine_value(expr: A.Expr, scope: Scope) -> bool:
     return isinstance(expr, A.Parameter) or (isinstance(expr, A.Literal) and expr.value is None)
 
 
-def typed(result: Result, store: KindStore, database: str, text: str, params: dict) -> Result:
+def typed(result: Result, store: KindStore, database: str, text: str, params: dict, sends: bool) -> Result:
     """`result`, typed by key where the database holds a zoned key or date-times stored as
-    epoch microseconds, or the query sends such a date-time (else unchanged)."""
-    if not (holds_typed(store, database) or fraction.has_fraction(params)):
+    epoch microseconds, or the query `sends` such a date-time (else unchanged)."""
+    if not (holds_typed(store, database) or sends):
         return result
     return TypedDateTimes(result, store, database, text, params)
