@@ -367,7 +367,7 @@ class TypedDateTimes(MappedRows):
             shape = _shape(self._text)
             columns = shape[1] if shape else None
             self._columns = [frozenset({UNKNOWN})] * len(self.keys) if columns is None else [
-                BY_KEY if _properties_map(expr) else self._expr_kinds(expr, scope) for scope, expr in columns]
+                BY_KEY if _of_properties(expr, scope) else self._expr_kinds(expr, scope) for scope, expr in columns]
         return self._columns[index]
 
     def _expr_kinds(self, expr: A.Expr, scope: Scope) -> frozenset:
@@ -387,7 +387,10 @@ class TypedDateTimes(MappedRows):
         elif isinstance(value, dict) and self._column_kinds(index) == BY_KEY:
             return self._by_key(value)
         elif isinstance(value, (DateTime, dict, int)) and type(value) is not bool:
-            return _typed(value, self._column_kinds(index), lambda: f"column `{self.keys[index]}`")
+            where = lambda: f"column `{self.keys[index]}`"       # noqa: E731
+            if isinstance(value, dict) and any(type(v) is int and FINE in self._key_kinds(k) for k, v in value.items()):
+                raise _refusal(where())     # epoch microseconds, or a number: not known which
+            return _typed(value, self._column_kinds(index), where)
         return value
 
     def _entity(self, entity: Node | Relationship) -> None:
@@ -396,6 +399,16 @@ class TypedDateTimes(MappedRows):
     def _by_key(self, properties: dict) -> dict:
         return {key: _typed(value, self._key_kinds(key), lambda key=key: f"property `{key}`")
                 for key, value in properties.items()}
+
+
+def _of_properties(expr: A.Expr, scope: Scope) -> bool:
+    """A map of one entity's properties, or a list of such maps (`collect(n {.*})`, through
+    WITH aliases)."""
+    expr = resolve(expr, scope)
+    while isinstance(expr, A.FunctionCall) and expr.lower_name in PASSING and len(expr.args) == 1 \
+            or isinstance(expr, (A.Index, A.Slice)):
+        expr = resolve(expr.expr if isinstance(expr, (A.Index, A.Slice)) else expr.args[0], scope)
+    return _properties_map(expr)
 
 
 def _properties_map(expr: A.Expr) -> bool:

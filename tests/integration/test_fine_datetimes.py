@@ -162,3 +162,14 @@ def test_the_clock_written_to_such_a_key_keeps_its_fraction(clean_graph):
         [[at, later]] = rows(clean_graph, "MATCH (m:Memory {id: 1}) RETURN m.updatedAt, m.updatedAt >= $before",
                              before=before)
         assert before <= at.to_native() <= after and later is True
+
+
+def test_maps_of_properties_read_back_by_key(clean_graph):
+    now = dt.datetime.now(UTC)
+    clean_graph.execute_query("CREATE (:Memory {updatedAt: $now, n: 7})", {"now": now})
+    for query in ("MATCH (m:Memory) RETURN collect(m {.*})[0]", "MATCH (m:Memory) WITH properties(m) AS p RETURN p",
+                  "MATCH (m:Memory) RETURN head(collect(properties(m)))"):
+        [[props]] = rows(clean_graph, query)
+        assert props["updatedAt"].to_native() == now and props["n"] == 7
+    with pytest.raises(ClientError, match="cannot type"):     # a map the proxy cannot tie to its keys
+        clean_graph.execute_query("MATCH (m:Memory) RETURN {a: m {.*}}.a AS p")
