@@ -8,7 +8,8 @@ FINE key, a parameter with a fraction, a variable standing for one) is checked h
 uses the proxy answers exactly, and rewritten where the integers need it:
 
 - returned or projected (`RETURN n.at`, `WITH n.at AS t`, `collect`, `head`, `coalesce`,
-  `IS NULL`): unchanged; the proxy reads the integers back as the date-times (`kinds.py`);
+  `IS NULL`, `count`): unchanged; the proxy reads the integers back as the date-times
+  (`kinds.py`); `RETURN toString(n.at)` returns the value, printed when read back;
 - written (`SET n.at = $now`, `{at: $now}` in CREATE / MERGE / a pattern, `SET n += $map`,
   `UNWIND $rows`): unchanged; a value that is not a date-time written to a FINE key is refused,
   since it would read back as one;
@@ -19,7 +20,7 @@ uses the proxy answers exactly, and rewritten where the integers need it:
   `duration.inSeconds(a, b).seconds`: integer arithmetic on the microseconds (floored where
   Neo4j floors, toward zero where it truncates).
 
-Anything else (`toString(n.at)`, `n.at.hour`, `n.at + duration(...)`, `date(n.at)`,
+Anything else (`toString(n.at) + 'x'`, `n.at.hour`, `n.at + duration(...)`, `date(n.at)`,
 `duration.between(...)`) is refused with `UnsupportedOperationError`, naming the forms that
 work: computed on the integers it would be wrong without an error.
 """
@@ -53,7 +54,7 @@ _WRITES = (A.Unwind, A.NodePattern, A.RelPattern, A.CallProcedure)
 #: functions whose value is one of their arguments; `min` / `max` compare them (encoded first)
 _PASSING = frozenset({"collect", "coalesce", "head", "last"})
 _ORDERING = frozenset({"min", "max"})
-USES = ("return it, write it, compare it with a date-time of the same kind, ORDER BY it, min/max/collect "
+USES = ("return it (or toString() of it), write it, count it, compare it with a date-time of the same kind, ORDER BY it, min/max/collect "
         "it, and ask .epochMillis, .epochSeconds, duration.inDays(a, b).days or duration.inSeconds(a, b).seconds")
 
 
@@ -210,6 +211,10 @@ class _Rewriter:
             parent = parents[-1] if parents else None
         if isinstance(parent, A.MapLiteral) and len(parents) > 1 and isinstance(parents[-2], _WRITES):
             return
+        if isinstance(parent, A.FunctionCall) and parent.lower_name == "count":
+            return
+        if self._shown_as_text(parent, parents):
+            return
         if isinstance(parent, A.ReturnItem) and isinstance(parents[-2], A.Return) and not self.typed:
             raise _refusal(_shown(self.text, parent), "a date-time with a fraction of a second is stored as "
                            "epoch microseconds, which the proxy reads back only from the columns of a "
@@ -231,6 +236,18 @@ class _Rewriter:
         raise _refusal(_shown(self.text, parent or value), f"the embedded FalkorDB keeps date-times to the "
                        f"whole second, so the proxy stores those with a fraction of a second "
                        f"({value.text_in(self.text)}) as epoch microseconds, and can {USES}")
+
+    def _shown_as_text(self, call, parents: tuple) -> bool:
+        """`RETURN toString(n.at)`: the value is returned and printed as Neo4j prints it when read
+        back (`kinds.py`); the column keeps its name."""
+        if not (isinstance(call, A.FunctionCall) and call.lower_name == "tostring" and len(parents) > 2
+                and isinstance(parents[-2], A.ReturnItem) and isinstance(parents[-3], A.Return) and self.typed):
+            return False
+        item = parents[-2]
+        self.edits[call.span] = call.args[0].text_in(self.text)
+        if item.alias is None:
+            self.edits[(item.span[1], item.span[1])] = f" AS {quote_name(call.text_in(self.text))}"
+        return True
 
     def _written(self, value: A.Expr, parent) -> bool:
         """A SET of a FINE value, or to a FINE key (whose value must then be a date-time)."""

@@ -56,6 +56,7 @@ from core.values import Node, Path as GraphPath, Relationship
 from ..cypher import ast as A
 from ..cypher.parser import parse
 from . import fraction
+from .values import from_bolt, text
 
 ZONED, LOCAL, UNKNOWN = "zoned", "local", "unknown"
 #: beside ZONED or LOCAL: the key holds date-times with a fraction of a second, which FalkorDB
@@ -63,6 +64,8 @@ ZONED, LOCAL, UNKNOWN = "zoned", "local", "unknown"
 FINE = "fine"
 #: a column whose maps hold one entity's properties (`properties(n)`), typed by their keys
 BY_KEY = "by key"
+#: a column of `toString()` of a stored fraction of a second, printed when read back
+TEXT = "text"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 _WRITES = re.compile(r"\b(create|merge|set|call)\b", re.IGNORECASE)
 _CLEAR_ALL = re.compile(r"\s*match\s*\(\s*(\w+)\s*\)\s*detach\s+delete\s+(\w+)\s*;?\s*\Z", re.IGNORECASE)
@@ -370,10 +373,14 @@ class TypedDateTimes(MappedRows):
                 BY_KEY if _of_properties(expr, scope) else self._expr_kinds(expr, scope) for scope, expr in columns]
         return self._columns[index]
 
-    def _expr_kinds(self, expr: A.Expr, scope: Scope) -> frozenset:
+    def _expr_kinds(self, expr: A.Expr, scope: Scope) -> frozenset | tuple:
         """A column's kinds; FINE only where the column is such a date-time itself (`n.at`,
-        `max(n.at)`), not a number computed from one (`n.at.epochMillis`)."""
+        `max(n.at)`), not a number computed from one (`n.at.epochMillis`); (TEXT, kinds) for
+        `toString()` of one, which the query returns as the value (`bridges/fractions.py`)."""
         found = expr_kinds(expr, scope, self._params, self._key_kinds)
+        if FINE in found and isinstance(expr, A.FunctionCall) and expr.lower_name == "tostring" \
+                and len(expr.args) == 1 and fine_value(expr.args[0], scope):
+            return TEXT, found
         return found if FINE not in found or fine_value(expr, scope) else found - {FINE}
 
     def _value(self, value: Any, index: int) -> Any:
@@ -386,6 +393,9 @@ class TypedDateTimes(MappedRows):
             return [self._value(item, index) for item in value]
         elif isinstance(value, dict) and self._column_kinds(index) == BY_KEY:
             return self._by_key(value)
+        elif isinstance(kinds := self._column_kinds(index), tuple):          # (TEXT, kinds)
+            value = _typed(value, kinds[1], lambda: f"column `{self.keys[index]}`")
+            return None if value is None else text(from_bolt(value))
         elif isinstance(value, (DateTime, dict, int)) and type(value) is not bool:
             where = lambda: f"column `{self.keys[index]}`"       # noqa: E731
             if isinstance(value, dict) and any(type(v) is int and FINE in self._key_kinds(k) for k, v in value.items()):

@@ -89,10 +89,12 @@ def test_the_agent_idiom_round_trips_with_its_microseconds(clean_graph):
     records, _, _ = clean_graph.execute_query("MATCH (m:Memory) RETURN DISTINCT m.updatedAt ORDER BY m.updatedAt")
     assert records[0].keys() == ["m.updatedAt"] and records[0][0].to_native() == now
     assert rows(clean_graph, "MATCH (m:Memory {updatedAt: $now}) RETURN count(*)", now=now) == [[1]]
+    assert rows(clean_graph, "MATCH (m:Memory) RETURN count(DISTINCT m.updatedAt)") == [[1]]
 
 
 @pytest.mark.parametrize("query, params", [
-    ("MATCH (m:Memory) RETURN toString(m.updatedAt)", {}),
+    ("MATCH (m:Memory) RETURN toString(m.updatedAt) + '!'", {}),
+    ("MATCH (m:Memory) WHERE toString(m.updatedAt) > '2023' RETURN m", {}),
     ("MATCH (m:Memory) RETURN m.updatedAt + duration('PT1S')", {}),
     ("MATCH (m:Memory) RETURN m.updatedAt.hour", {}),
     ("MATCH (m:Memory) WHERE m.updatedAt < localdatetime() RETURN m", {}),
@@ -173,3 +175,15 @@ def test_maps_of_properties_read_back_by_key(clean_graph):
         assert props["updatedAt"].to_native() == now and props["n"] == 7
     with pytest.raises(ClientError, match="cannot type"):     # a map the proxy cannot tie to its keys
         clean_graph.execute_query("MATCH (m:Memory) RETURN {a: m {.*}}.a AS p")
+
+
+def test_to_string_prints_it_as_neo4j_does(clean_graph):
+    now = dt.datetime(2024, 5, 1, 10, 0, 0, 120000, tzinfo=UTC)
+    clean_graph.execute_query("CREATE (:Memory {id: 1, updatedAt: $now, local: $local})",
+                              {"now": now, "local": now.replace(tzinfo=None)})
+    clean_graph.execute_query("CREATE (:Memory {id: 2, updatedAt: datetime('2024-05-01T10:00:00Z')})")
+    records, _, _ = clean_graph.execute_query(
+        "MATCH (m:Memory) RETURN toString(m.updatedAt), toString(m.local) AS local ORDER BY m.id")
+    assert records[0].keys() == ["toString(m.updatedAt)", "local"]
+    assert [list(r.values()) for r in records] == [["2024-05-01T10:00:00.120Z", "2024-05-01T10:00:00.120"],
+                                                    ["2024-05-01T10:00Z", None]]
