@@ -263,11 +263,15 @@ class _Rewriter:
         is read to the microsecond, as Neo4j's is, not FalkorDB's whole second."""
         if FINE not in self.key_kinds(key):
             return
-        if not (self.kinds(value) & {ZONED, LOCAL, UNKNOWN} or _null(value)):
+        if not (self.kinds(value) & {ZONED, LOCAL, UNKNOWN} or _null(value) or self._unbound(value)):
             raise _refusal(_shown(self.text, where), f"`{key}` holds date-times; a value of another type "
                            "there would read back as a date-time. Keep the key for date-times and store "
                            "this value under another key")
         self.clock(value)
+
+    def _unbound(self, expr: A.Expr) -> bool:
+        """A parameter without a value (EXPLAIN plans a query without them)."""
+        return isinstance(expr, A.Parameter) and expr.name not in self.params
 
     # -- rewrites
 
@@ -292,7 +296,7 @@ class _Rewriter:
         kind = kinds & {ZONED, LOCAL}
         for other in operands:
             other_kinds = self.kinds(other) - {FINE}
-            if not _null(other) and (len(kind) != 1 or other_kinds != kind):
+            if not (_null(other) or self._unbound(other)) and (len(kind) != 1 or other_kinds != kind):
                 raise _refusal(_shown(self.text, other), "a date-time with a fraction of a second "
                                f"({value.text_in(self.text)}, {'/'.join(sorted(kind)) or 'of both kinds'}) "
                                "compares exactly only with a date-time of the same kind (datetime() "

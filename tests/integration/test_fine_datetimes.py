@@ -187,3 +187,12 @@ def test_to_string_prints_it_as_neo4j_does(clean_graph):
     assert records[0].keys() == ["toString(m.updatedAt)", "local"]
     assert [list(r.values()) for r in records] == [["2024-05-01T10:00:00.120Z", "2024-05-01T10:00:00.120"],
                                                     ["2024-05-01T10:00Z", None]]
+
+
+def test_explain_plans_the_rewritten_query_without_parameters(clean_graph):
+    """MCP servers run EXPLAIN first, with no parameter values."""
+    clean_graph.execute_query("CREATE (:Memory {updatedAt: $now})", {"now": dt.datetime.now(UTC)})
+    summary = clean_graph.execute_query("EXPLAIN MATCH (m:Memory) WHERE m.updatedAt > $since "
+                                        "RETURN m ORDER BY m.updatedAt DESC").summary
+    assert summary.query_type == "r"
+    assert clean_graph.execute_query("EXPLAIN MATCH (m:Memory) SET m.updatedAt = $now").summary.query_type == "w"
