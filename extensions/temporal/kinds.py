@@ -31,7 +31,8 @@ kind, and such integers read from a FINE key (or a column that is such a value i
 `max(n.at)`, `$now`) come back as the date-time.
 
 `MATCH (n) DETACH DELETE n` (the whole graph) forgets the database's record. A write's text
-is parsed once (cached); results are looked at only in a database that holds a zoned key.
+is parsed once (cached); results are looked at only in a database that holds a zoned or FINE
+key, or for a query that sends a fraction of a second.
 """
 
 from __future__ import annotations
