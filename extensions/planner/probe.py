@@ -25,6 +25,7 @@ from ..cypher.splice import outermost, splice as splice_text
 from ..cypher.tokens import IDENT, tokenize
 from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure, yielded
 from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep, seek_param
+from .scopes import imported, plannable, scope_after
 from ..registry import ArgKind, Registry
 from .split import split_probe
 
@@ -42,63 +43,6 @@ def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
     inside = [((e_start - start, e_end - start), new) for e_start, e_end, new in edits
               if start <= e_start and e_end <= end]
     return splice_text(text[start:end], outermost(inside))
-
-
-# ------------------------------------------------------------------ scopes
-
-def _pattern_vars(pattern) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for node in pattern.walk():
-        if isinstance(node, A.PathPattern) and node.var:
-            found[node.var.name] = "path"
-        elif isinstance(node, A.NodePattern) and node.var:
-            found[node.var.name] = "node"
-        elif isinstance(node, A.RelPattern) and node.var:
-            found[node.var.name] = "rel"
-    return found
-
-
-def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
-    """Variables (name -> 'node'/'rel'/'path'/'value') visible after `clause`."""
-    if isinstance(clause, A.Match):
-        score = {clause.search.score.name: "value"} if clause.search and clause.search.score else {}
-        return {**scope, **_pattern_vars(clause.pattern), **score}
-    if isinstance(clause, A.Create):
-        return {**scope, **_pattern_vars(clause.pattern)}
-    if isinstance(clause, A.Merge):
-        return {**scope, **_pattern_vars(clause.path)}
-    if isinstance(clause, (A.Unwind, A.LoadCSV)):
-        return {**scope, clause.var.name: "value"}
-    if isinstance(clause, A.With):
-        out = dict(scope) if clause.star else {}
-        for item in clause.items:
-            out[item.name(text)] = scope.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
-        return out
-    if isinstance(clause, A.CallProcedure):
-        procedure = registry.procedure(clause.name)
-        fields = [y.field for y in clause.yields or ()]
-        if procedure and clause.yields is None:
-            fields = list(procedure.yields)
-        names = {y.field: y.name for y in clause.yields or ()}
-        return {**scope, **{names.get(f, f): ("node" if procedure and f == procedure.yields[0] else "value")
-                            for f in fields}}
-    if isinstance(clause, A.Show):
-        return {**scope, **{y.name: "value" for y in clause.yields or ()}}
-    if isinstance(clause, A.CallSubquery):
-        return {**scope, **_returned(clause, scope, text, registry)}
-    return scope
-
-
-def _returned(call: A.CallSubquery, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
-    """The columns a `CALL { }` returns; a returned variable keeps its kind (`RETURN r, m`)."""
-    clauses = call.query.parts[0].clauses if call.query.parts else ()
-    if not clauses or not isinstance(clauses[-1], A.Return):
-        return {}
-    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, "value") for v in call.scope}
-    for clause in clauses[:-1]:
-        inner = scope_after(clause, inner, text, registry)
-    return {item.name(text): inner.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
-            for item in clauses[-1].items}
 
 
 def aggregates(projection: A._Projection, registry: Registry) -> bool:
@@ -175,7 +119,7 @@ class PartPlanner:
             if self.kind == "falkordb":
                 apoc_maps.plan(self, index, clause)
         subqueries = [index for index, clause in enumerate(self.part.clauses)
-                      if _plannable(clause) and self.subquery_calls(clause)]
+                      if plannable(clause) and self.subquery_calls(clause)]
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):
@@ -207,7 +151,7 @@ class PartPlanner:
         for index, clause in enumerate(self.part.clauses):
             for node, ancestors in _walk(clause, ()):
                 if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name \
-                        and not (_plannable(clause) and any(isinstance(a, A.CallSubquery) for a in ancestors)):
+                        and not (plannable(clause) and any(isinstance(a, A.CallSubquery) for a in ancestors)):
                     found.append((node, index, ancestors))
         return found
 
@@ -226,7 +170,7 @@ class PartPlanner:
         lines = self.prefix_lines(clause_index, calls, ", ".join(sorted({c.name + "()" for c in calls})))
         for body in clause.query.parts:                 # each branch of a UNION alike
             inner = PartPlanner(self.text, body, self.registry, self.kind, self.edits, self.counter,
-                                _imported(clause, body, lines, self.scopes[clause_index]))
+                                imported(clause, body, lines, self.scopes[clause_index]))
             inner.plan()
             self.steps += inner.steps
             self.placeholders.update(inner.placeholders)
@@ -598,22 +542,6 @@ def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
 def _varies(arg: A.Expr) -> bool:
     """Whether an argument can differ between rows (it mentions a variable)."""
     return any(isinstance(n, (A.Variable, A.PatternExpr, A.PatternComprehension)) for n in arg.walk())
-
-
-def _plannable(clause: A.Clause) -> bool:
-    """A `CALL { }` whose body's extension calls are planned as a query of their own."""
-    return isinstance(clause, A.CallSubquery) and clause.in_transactions is None
-
-
-def _imported(call: A.CallSubquery, body: A.SingleQuery, lines: list[str], outer: dict) -> tuple[list[str], dict]:
-    """The probe lines and variables a `CALL { }` body starts from, after the outer `lines`."""
-    first = body.clauses[0] if body.clauses else None
-    if call.scope == ("*",) or (call.scope is None and isinstance(first, A.With)):
-        return lines, dict(outer)                    # the body's WITH imports (or all are visible)
-    if call.scope:
-        names = [v.name for v in call.scope]
-        return [*lines, "WITH " + ", ".join(map(quote_name, names))], {n: outer.get(n, "value") for n in names}
-    return [*lines, "WITH DISTINCT 1 AS __outer"], {}      # uncorrelated: once per incoming row
 
 
 def _writes(node: A.Node) -> bool:
