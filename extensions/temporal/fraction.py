@@ -36,7 +36,7 @@ def micros(value: Any) -> int | None:
         if value.nanosecond % 1000 or not value.nanosecond:
             return None
         value = value.to_native()
-    elif not value.microsecond:
+    elif not value.microsecond or getattr(value, "nanosecond", 0):     # pandas.Timestamp's nanoseconds
         return None
     return (value.replace(tzinfo=None) - _EPOCH) // _MICRO
 
