@@ -8,7 +8,7 @@ FINE key, a parameter with a fraction, a variable standing for one) is checked h
 uses the proxy answers exactly, and rewritten where the integers need it:
 
 - returned or projected (`RETURN n.at`, `WITH n.at AS t`, `collect`, `head`, `coalesce`,
-  `IS NULL`, `count`): unchanged; the proxy reads the integers back as the date-times
+  `IS NULL`, `count`, `size`): unchanged; the proxy reads the integers back as the date-times
   (`kinds.py`); `RETURN toString(n.at)` returns the value, printed when read back;
 - written (`SET n.at = $now`, `{at: $now}` in CREATE / MERGE / a pattern, `SET n += $map`,
   `UNWIND $rows`): unchanged; a value that is not a date-time written to a FINE key is refused,
@@ -211,8 +211,8 @@ class _Rewriter:
             parent = parents[-1] if parents else None
         if isinstance(parent, A.MapLiteral) and len(parents) > 1 and isinstance(parents[-2], _WRITES):
             return
-        if isinstance(parent, A.FunctionCall) and parent.lower_name == "count":
-            return
+        if isinstance(parent, A.FunctionCall) and parent.lower_name in ("count", "size"):
+            return                                  # how many: `count(n.at)`, `size(collect(n.at))`
         if self._shown_as_text(parent, parents):
             return
         if isinstance(parent, A.ReturnItem) and isinstance(parents[-2], A.Return) and not self.typed:

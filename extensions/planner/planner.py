@@ -513,8 +513,9 @@ class ExtensionPlanner:
     def _call_context(self, runner) -> CallContext:
         backend = runner.backend
         typed = None
-        if self.datetime_kinds is not None and kinds.holds_typed(self.datetime_kinds, runner.database or ""):
-            typed = partial(kinds.typed_rows, self.datetime_kinds, runner.database or "")
+        if self.datetime_kinds is not None:
+            typed = partial(kinds.typed, store=self.datetime_kinds, database=runner.database or "", sends=False,
+                            lenient=True)
         return CallContext(graph_context(runner, typed), self.registry, self.backend_kind,
                            runner.user, dict(runner.metadata or {}),
                            lambda: backend.databases(runner.credentials), backend.default_database)
@@ -524,21 +525,24 @@ class ExtensionPlanner:
 _QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 
-def graph_context(runner, typed: Callable[[list], list] | None = None) -> GraphContext:
-    """What an evaluator may know of the graph `runner`'s queries see; `typed` gives the rows'
-    stored date-times their kinds (`kinds.typed_rows`, for describe())."""
-    typed = typed or (lambda rows: rows)
+def graph_context(runner, typed: Callable[..., Result] | None = None) -> GraphContext:
+    """What an evaluator may know of the graph `runner`'s queries see; `typed(result, text=,
+    params=)` gives the stored date-times they read their kinds (`kinds.typed`, for describe())."""
+
+    async def run(query: str, params: dict[str, Any]) -> Result:
+        result = await runner.run(query, params)
+        return result if typed is None else typed(result, text=query, params=params)
 
     async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
-        result = await runner.run(query, params)
+        result = await run(query, params)
         rows = await result.fetch(-1)
         await result.consume()
-        return typed(rows)
+        return rows
 
     async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
-        result = await runner.run(query, params)
+        result = await run(query, params)
         while rows := await result.fetch(batch):
-            yield typed(rows)
+            yield rows
         await result.consume()
     return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.kind)
 

@@ -352,15 +352,23 @@ def _typed(value: Any, kinds: frozenset, where: Callable[[], str]) -> Any:
 class TypedDateTimes(MappedRows):
     """`result` with the date-times it reads from the graph typed by the key they came from."""
 
-    def __init__(self, result: Result, store: KindStore, database: str, text: str, params: dict):
+    def __init__(self, result: Result, store: KindStore, database: str, text: str, params: dict,
+                 lenient: bool = False):
+        """`lenient`: a value the proxy cannot type is left as it is, not refused (an evaluator's
+        read, such as describe()'s statistics: the refusal is for a client's query)."""
         super().__init__(result)
         self._store, self._database = store, database
         self._text, self._params = text, params
         self._columns: list[frozenset] | None = None
+        self._lenient = lenient
 
     def map_row(self, row: list[Any]) -> None:
         for index, value in enumerate(row):
-            row[index] = self._value(value, index)
+            try:
+                row[index] = self._value(value, index)
+            except CypherError:
+                if not self._lenient:
+                    raise
 
     def _key_kinds(self, key: str) -> frozenset:
         return self._store.of(self._database, key)
@@ -435,30 +443,6 @@ def holds_typed(store: KindStore, database: str) -> bool:
     return store.holds_zoned(database) or bool(store.fine_keys(database))
 
 
-def typed_rows(store: KindStore, database: str, rows: list[list[Any]]) -> list[list[Any]]:
-    """Rows an evaluator reads (describe()'s samples), with the properties of their nodes,
-    relationships and maps typed by key; a key the proxy cannot type is left as it is (the
-    refusal is for a client's query)."""
-    def by_key(properties: dict) -> dict:
-        out = {}
-        for key, value in properties.items():
-            try:
-                out[key] = _typed(value, store.of(database, key), lambda: key)
-            except CypherError:
-                out[key] = value
-        return out
-
-    def value(item: Any) -> Any:
-        if isinstance(item, (Node, Relationship)):
-            item.properties = by_key(item.properties)
-        elif isinstance(item, dict):
-            return by_key(item)
-        elif isinstance(item, list):
-            return [value(v) for v in item]
-        return item
-    return [[value(item) for item in row] for row in rows]
-
-
 #: functions whose value is one of their arguments' date-times (or a list of them)
 PASSING = frozenset({"min", "max", "collect", "coalesce", "head", "last"})
 
@@ -480,9 +464,10 @@ def fine_value(expr: A.Expr, scope: Scope) -> bool:
     return isinstance(expr, A.Parameter) or (isinstance(expr, A.Literal) and expr.value is None)
 
 
-def typed(result: Result, store: KindStore, database: str, text: str, params: dict, sends: bool) -> Result:
+def typed(result: Result, store: KindStore, database: str, text: str, params: dict, sends: bool,
+          lenient: bool = False) -> Result:
     """`result`, typed by key where the database holds a zoned key or date-times stored as
     epoch microseconds, or the query `sends` such a date-time (else unchanged)."""
     if not (holds_typed(store, database) or sends):
         return result
-    return TypedDateTimes(result, store, database, text, params)
+    return TypedDateTimes(result, store, database, text, params, lenient)
