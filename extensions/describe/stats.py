@@ -170,18 +170,20 @@ async def type_stats(read: Read, label: str, count: int) -> TypeStats:
     present = dict(keys)
     order = first_seen(sample)
     names = sorted(present, key=lambda key: (-present[key], order.get(key, len(order)), key))
-    # min/max of any kind work on both databases; they also type keys the sample missed
-    bounds = ", ".join(f"[min(n.{quote(key)}), max(n.{quote(key)})]" for key in names)
-    ranges = (await read(f"{match} RETURN {bounds}", {}))[0]
+    # min/max of any kind work on both databases; they also type keys the sample missed. Each
+    # a column of its own, so the proxy reads a date-time it stores as an integer back as one.
+    bounds = ", ".join(f"min(n.{quote(key)}) AS lo{i}, max(n.{quote(key)}) AS hi{i}" for i, key in enumerate(names))
+    row = (await read(f"{match} RETURN {bounds}", {}))[0]
+    ranges = list(zip(row[0::2], row[1::2]))
     kinds = {key: kind_of([props[key] for props in sample if key in props] + list(low_high))
              for key, low_high in zip(names, ranges)}
     listed = [key for key in names if kinds[key] not in _UNLISTED]
     distinct: dict[str, tuple[int, list]] = {}
     if listed:
         collects = ", ".join(f"collect(DISTINCT n.{quote(key)}) AS d{i}" for i, key in enumerate(listed))
-        slices = ", ".join(f"[size(d{i}), d{i}[..{VALUE_LIST_MAX + 1}]]" for i in range(len(listed)))
+        slices = ", ".join(f"size(d{i}) AS s{i}, d{i}[..{VALUE_LIST_MAX + 1}] AS v{i}" for i in range(len(listed)))
         row = (await read(f"{match} WITH {collects} RETURN {slices}", {}))[0]
-        distinct = dict(zip(listed, row))
+        distinct = dict(zip(listed, zip(row[0::2], row[1::2])))
     for key, (low, high) in zip(names, ranges):
         kind = kinds[key]
         count_distinct, values = distinct.get(key, (None, None))

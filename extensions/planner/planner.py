@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Hashable, Mapping
-from functools import lru_cache
+from collections.abc import Callable, Hashable, Mapping
+from functools import lru_cache, partial
 from itertools import count, repeat
 from operator import itemgetter
 from typing import Any
@@ -34,6 +34,7 @@ from core.errors import CypherError, argument_error, database_error, syntax_erro
 from core.values import Node, Relationship
 
 from .. import bridges, trimmed_index
+from ..bridges import fractions
 from ..compat import apoc_upstream
 from ..dialect import alias_edits, triggered, triggers
 from . import bind, existence
@@ -51,7 +52,7 @@ from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
-from ..temporal import kinds
+from ..temporal import fraction, kinds
 from ..temporal.kinds import KindStore
 from ..temporal.query import compile_query
 from ..temporal.values import NotComputed
@@ -114,9 +115,15 @@ class ExtensionPlanner:
         if len(query) > _PLAN_INLINE_CHARS:
             await asyncio.to_thread(kinds.prepare, query)
         if not _EXPLAINED.match(query):
+            fine = self.datetime_kinds.fine_keys(database)
             kinds.record_writes(self.datetime_kinds, database, query, params)
-        result = await self._execute(query, params, runner)
-        return kinds.typed(result, self.datetime_kinds, database, query, params)
+            if became_fine := self.datetime_kinds.fine_keys(database) - fine:
+                await fractions.check_new_keys(graph_context(runner).read, became_fine, self.datetime_kinds, database)
+        sends = fraction.has_fraction(params)
+        sent, sent_params = fractions.rewrite(query, params, lambda key: self.datetime_kinds.of(database, key),
+                                              self.datetime_kinds.fine_keys(database), sends)
+        result = await self._execute(sent, sent_params, runner)
+        return kinds.typed(result, self.datetime_kinds, database, query, params, sends)
 
     async def _execute(self, query: str, params: dict[str, Any], runner) -> Result:
         if len(query) <= _PLAN_INLINE_CHARS:
@@ -562,7 +569,11 @@ class ExtensionPlanner:
 
     def _call_context(self, runner) -> CallContext:
         backend = runner.backend
-        return CallContext(graph_context(runner), self.registry, self.dialect,
+        typed = None
+        if self.datetime_kinds is not None:
+            typed = partial(kinds.typed, store=self.datetime_kinds, database=runner.database or "", sends=False,
+                            lenient=True)
+        return CallContext(graph_context(runner, typed), self.registry, self.dialect,
                            runner.user, dict(runner.metadata or {}),
                            lambda: backend.databases(runner.credentials), backend.default_database)
 
@@ -571,17 +582,22 @@ class ExtensionPlanner:
 _QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 
-def graph_context(runner) -> GraphContext:
-    """What an evaluator may know of the graph `runner`'s queries see."""
+def graph_context(runner, typed: Callable[..., Result] | None = None) -> GraphContext:
+    """What an evaluator may know of the graph `runner`'s queries see; `typed(result, text=,
+    params=)` gives the stored date-times they read their kinds (`kinds.typed`, for describe())."""
+
+    async def run(query: str, params: dict[str, Any]) -> Result:
+        result = await runner.run(query, params)
+        return result if typed is None else typed(result, text=query, params=params)
 
     async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
-        result = await runner.run(query, params)
+        result = await run(query, params)
         rows = await result.fetch(-1)
         await result.consume()
         return rows
 
     async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
-        result = await runner.run(query, params)
+        result = await run(query, params)
         while rows := await result.fetch(batch):
             yield rows
         await result.consume()

@@ -26,6 +26,7 @@ from ..cypher.splice import outermost, splice as splice_text
 from ..cypher.tokens import IDENT, tokenize
 from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure, yielded
 from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep, seek_param
+from .scopes import imported, plannable, scope_after
 from ..registry import ArgKind, Registry
 from .split import split_probe
 
@@ -45,63 +46,6 @@ def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
     return splice_text(text[start:end], outermost(inside))
 
 
-# ------------------------------------------------------------------ scopes
-
-def _pattern_vars(pattern) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for node in pattern.walk():
-        if isinstance(node, A.PathPattern) and node.var:
-            found[node.var.name] = "path"
-        elif isinstance(node, A.NodePattern) and node.var:
-            found[node.var.name] = "node"
-        elif isinstance(node, A.RelPattern) and node.var:
-            found[node.var.name] = "rel"
-    return found
-
-
-def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
-    """Variables (name -> 'node'/'rel'/'path'/'value') visible after `clause`."""
-    if isinstance(clause, A.Match):
-        score = {clause.search.score.name: "value"} if clause.search and clause.search.score else {}
-        return {**scope, **_pattern_vars(clause.pattern), **score}
-    if isinstance(clause, A.Create):
-        return {**scope, **_pattern_vars(clause.pattern)}
-    if isinstance(clause, A.Merge):
-        return {**scope, **_pattern_vars(clause.path)}
-    if isinstance(clause, (A.Unwind, A.LoadCSV)):
-        return {**scope, clause.var.name: "value"}
-    if isinstance(clause, A.With):
-        out = dict(scope) if clause.star else {}
-        for item in clause.items:
-            out[item.name(text)] = scope.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
-        return out
-    if isinstance(clause, A.CallProcedure):
-        procedure = registry.procedure(clause.name)
-        fields = [y.field for y in clause.yields or ()]
-        if procedure and clause.yields is None:
-            fields = list(procedure.yields)
-        names = {y.field: y.name for y in clause.yields or ()}
-        return {**scope, **{names.get(f, f): ("node" if procedure and f == procedure.yields[0] else "value")
-                            for f in fields}}
-    if isinstance(clause, A.Show):
-        return {**scope, **{y.name: "value" for y in clause.yields or ()}}
-    if isinstance(clause, A.CallSubquery):
-        return {**scope, **_returned(clause, scope, text, registry)}
-    return scope
-
-
-def _returned(call: A.CallSubquery, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
-    """The columns a `CALL { }` returns; a returned variable keeps its kind (`RETURN r, m`)."""
-    clauses = call.query.parts[0].clauses if call.query.parts else ()
-    if not clauses or not isinstance(clauses[-1], A.Return):
-        return {}
-    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, "value") for v in call.scope}
-    for clause in clauses[:-1]:
-        inner = scope_after(clause, inner, text, registry)
-    return {item.name(text): inner.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
-            for item in clauses[-1].items}
-
-
 def aggregates(projection: A._Projection, registry: Registry) -> bool:
     """Whether a WITH/RETURN aggregates (an extension named like an aggregate does not)."""
     return any(isinstance(n, A.CountStar) or (isinstance(n, A.FunctionCall) and n.lower_name in AGGREGATES
@@ -119,7 +63,9 @@ class PartPlanner:
     """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
 
     def __init__(self, text: str, part: A.SingleQuery, registry: Registry, dialect: Dialect,
-                 edits: list[Edit], counter: Iterator[int]):
+                 edits: list[Edit], counter: Iterator[int], outer: tuple[list[str], dict] | None = None):
+        """`outer`, for the body of a `CALL { }`: the probe lines that give its incoming rows
+        (the enclosing query's clauses before it, and the import) and the variables they bind."""
         self.text, self.part, self.registry, self.dialect = text, part, registry, dialect
         self.edits = edits                       # shared, kept sorted
         self.counter = counter
@@ -127,8 +73,10 @@ class PartPlanner:
         self.placeholders: dict[str, Any] = {}
         #: messages of the runtime refusals the part's rewrites may raise (`bridges.rule.Refusal`)
         self.refusals: list = []
+        self.outer_lines, scope = outer if outer is not None else ([], {})
+        self.nested = outer is not None
         clauses = part.clauses
-        self.scopes = [{}]
+        self.scopes = [scope]
         for clause in clauses:
             self.scopes.append(scope_after(clause, self.scopes[-1], text, registry))
 
@@ -177,6 +125,8 @@ class PartPlanner:
                 apoc_maps.plan(self, index, clause)
             if not vectors:
                 stored_vectors.plan(self, index, clause)
+        subqueries = [index for index, clause in enumerate(self.part.clauses)
+                      if plannable(clause) and self.subquery_calls(clause)]
         groups: dict[tuple, list] = {}
         for call, clause_index, ancestors in calls:
             if joins is not None and joins.claims(call):
@@ -192,24 +142,51 @@ class PartPlanner:
         for key in sorted(groups, key=lambda k: k[:4]):
             if joins is not None:
                 joins.plan_until(key[:2])
+            while subqueries and subqueries[0] < key[0]:      # its values feed the clauses after it
+                self.plan_subquery(subqueries.pop(0))
             self.plan_probe(key[0], key[4], groups[key])
+        for index in subqueries:
+            self.plan_subquery(index)
         if joins is not None:
             joins.plan_until(None)
-        self.alias_return_items()
+        if not self.nested:
+            self.alias_return_items()
 
     def extension_calls(self) -> list[tuple[A.FunctionCall, int, tuple]]:
+        """The calls of this part's own clauses (those in a `CALL { }` body: `plan_subquery`)."""
         found = []
         for index, clause in enumerate(self.part.clauses):
             for node, ancestors in _walk(clause, ()):
-                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name:
+                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name \
+                        and not (plannable(clause) and any(isinstance(a, A.CallSubquery) for a in ancestors)):
                     found.append((node, index, ancestors))
         return found
+
+    def subquery_calls(self, clause: A.CallSubquery) -> list[A.FunctionCall]:
+        return [node for node in clause.query.walk()
+                if isinstance(node, A.FunctionCall) and node.name in self.registry and "." not in node.name]
+
+    def plan_subquery(self, clause_index: int) -> None:
+        """Plan the extension calls in the body of the `CALL { }` at `clause_index` as those of a
+        query of its own, whose probes start from the rows entering the CALL: this part's clauses
+        before it and the import (`WITH p` in the body, `CALL (p)`; uncorrelated, one row
+        holding none of the outer variables). The values are bound for every row the body sees:
+        its ORDER BY / LIMIT run per incoming row, so no projection is cut to a top k."""
+        clause = self.part.clauses[clause_index]
+        calls = self.subquery_calls(clause)
+        lines = self.prefix_lines(clause_index, calls, ", ".join(sorted({c.name + "()" for c in calls})))
+        for body in clause.query.parts:                 # each branch of a UNION alike
+            inner = PartPlanner(self.text, body, self.registry, self.dialect, self.edits, self.counter,
+                                imported(clause, body, lines, self.scopes[clause_index]))
+            inner.plan()
+            self.steps += inner.steps
+            self.placeholders.update(inner.placeholders)
 
     def check_call(self, call: A.FunctionCall, clause_index: int, ancestors: tuple) -> None:
         ext = self.registry.get(call.name)
         ext.check_arity(len(call.args))
         if any(isinstance(a, A.CallSubquery) for a in ancestors):
-            raise argument_error(f"{call.name}() cannot be used inside a CALL {{ }} subquery yet; "
+            raise argument_error(f"{call.name}() cannot be used inside CALL {{ }} IN TRANSACTIONS; "
                                  "compute it after the subquery, in a WITH or RETURN.")
         for arg in call.args:
             for inner in arg.walk():
@@ -281,7 +258,7 @@ class PartPlanner:
 
     def prefix_lines(self, clause_index: int, calls: list, call_names: str) -> list[str]:
         """Rewritten clauses before `clause_index`, without write clauses (checked to be safe)."""
-        lines: list[str] = []
+        lines: list[str] = list(self.outer_lines)
         created: dict[str, str] = {}
         written_keys: dict[str, str] = {}
         written_vars: dict[str, str] = {}
@@ -397,7 +374,7 @@ class PartPlanner:
         """Bind only the rows of the projection the query needs (`reduce.plan_projection`) when the
         call is one of its items and its value depends on one node only."""
         item = ancestors[-1] if ancestors else None
-        if not isinstance(clause, (A.With, A.Return)) or not isinstance(item, A.ReturnItem) \
+        if self.nested or not isinstance(clause, (A.With, A.Return)) or not isinstance(item, A.ReturnItem) \
                 or item.expr is not call or item not in clause.items:
             return
         if site.lookup.index is None or site.lookup.keys or aggregates(clause, self.registry):

@@ -25,8 +25,14 @@ came from: a node's or relationship's property, a map of one entity's properties
   several keys) is refused the same way, but only in a database that holds a zoned key: until
   then every stored date-time is local and nothing changes.
 
+A date-time parameter with a fraction of a second is stored as an integer of epoch
+microseconds (`fraction.py`; FalkorDB keeps whole seconds): its key is recorded FINE beside its
+kind, and such integers read from a FINE key (or a column that is such a value itself: `n.at`,
+`max(n.at)`, `$now`) come back as the date-time.
+
 `MATCH (n) DETACH DELETE n` (the whole graph) forgets the database's record. A write's text
-is parsed once (cached); results are looked at only in a database that holds a zoned key.
+is parsed once (cached); results are looked at only in a database that holds a zoned or FINE
+key, or for a query that sends a fraction of a second.
 """
 
 from __future__ import annotations
@@ -50,10 +56,17 @@ from core.values import Node, Path as GraphPath, Relationship
 
 from ..cypher import ast as A
 from ..cypher.parser import parse
+from . import fraction
+from .values import from_bolt, text
 
 ZONED, LOCAL, UNKNOWN = "zoned", "local", "unknown"
+#: beside ZONED or LOCAL: the key holds date-times with a fraction of a second, which FalkorDB
+#: cannot store; the proxy stores them as integers of epoch microseconds (`fraction.py`)
+FINE = "fine"
 #: a column whose maps hold one entity's properties (`properties(n)`), typed by their keys
 BY_KEY = "by key"
+#: a column of `toString()` of a stored fraction of a second, printed when read back
+TEXT = "text"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 _WRITES = re.compile(r"\b(create|merge|set|call)\b", re.IGNORECASE)
 _CLEAR_ALL = re.compile(r"\s*match\s*\(\s*(\w+)\s*\)\s*detach\s+delete\s+(\w+)\s*;?\s*\Z", re.IGNORECASE)
@@ -77,6 +90,10 @@ class KindStore:
     def holds_zoned(self, database: str) -> bool:
         return any(ZONED in kinds for kinds in self._kinds.get(database, {}).values())
 
+    def fine_keys(self, database: str) -> frozenset:
+        """The keys that hold date-times stored as epoch microseconds."""
+        return frozenset(key for key, kinds in self._kinds.get(database, {}).items() if FINE in kinds)
+
     def record(self, database: str, written: Iterable[tuple[str, frozenset]]) -> None:
         keys = self._kinds.setdefault(database, {})
         changed = False
@@ -85,6 +102,11 @@ class KindStore:
                 keys.setdefault(key, set()).update(kinds)
                 changed = True
         if changed:
+            self._save()
+
+    def discard(self, database: str, key: str, kind: str) -> None:
+        if kind in self._kinds.get(database, {}).get(key, ()):
+            self._kinds[database][key].discard(kind)
             self._save()
 
     def forget(self, database: str) -> None:
@@ -104,9 +126,11 @@ class KindStore:
 # -- the kind of an expression -------------------------------------------------------------------
 
 def value_kinds(value: Any) -> frozenset:
-    """The kinds of the date-times in a driver value (lists and maps looked into)."""
+    """The kinds of the date-times in a driver value (lists and maps looked into); FINE too for
+    one the proxy stores as epoch microseconds (`fraction.micros`)."""
     if isinstance(value, (_dt.datetime, DateTime)):
-        return frozenset({LOCAL if value.tzinfo is None else ZONED})
+        kind = LOCAL if value.tzinfo is None else ZONED
+        return frozenset({kind, FINE}) if fraction.micros(value) is not None else frozenset({kind})
     if isinstance(value, dict):
         return frozenset().union(*map(value_kinds, value.values()))
     if isinstance(value, (list, tuple)):
@@ -147,6 +171,8 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
             return frozenset({ZONED if family == "datetime" else LOCAL})
     if isinstance(expr, A.Property):
         return _property_kinds(expr, scope, params, key_kinds)
+    if isinstance(expr, A.Index) and (elements := _element_kinds(expr, scope, params)) is not None:
+        return elements
     if isinstance(expr, A.Variable):
         if expr.name in seen:
             return frozenset({UNKNOWN})
@@ -170,15 +196,24 @@ def resolve(expr: A.Expr, scope: Scope) -> A.Expr:
     return expr
 
 
-def _maps(expr: A.Expr, scope: Scope, params: dict) -> list[dict] | None:
-    """The maps a map expression holds when it comes from a parameter (directly, or a row of
-    UNWIND over one); None when it does not."""
+def _maps(expr: A.Expr, scope: Scope, params: dict, kind: type = dict) -> list | None:
+    """The maps (or lists, `kind`) a map expression holds when it comes from a parameter
+    (directly, or a row of UNWIND over one); None when it does not."""
     source = resolve(expr, scope)
     if isinstance(source, A.Variable) and isinstance(scope.unwound.get(source.name), A.Parameter):
-        return [row for row in params.get(scope.unwound[source.name].name) or () if isinstance(row, dict)]
+        return [row for row in params.get(scope.unwound[source.name].name) or () if isinstance(row, kind)]
     if isinstance(source, A.Parameter):
-        return [params[source.name]] if isinstance(params.get(source.name), dict) else []
+        return [params[source.name]] if isinstance(params.get(source.name), kind) else []
     return None
+
+
+def _element_kinds(expr: A.Index, scope: Scope, params: dict) -> frozenset | None:
+    """`row[1]` of lists from a parameter: the kinds of those elements (None for another index)."""
+    position = expr.index.value if isinstance(expr.index, A.Literal) else None
+    lists = _maps(expr.expr, scope, params, list) if type(position) is int else None
+    if lists is None:
+        return None
+    return value_kinds([row[position] for row in lists if -len(row) <= position < len(row)])
 
 
 def _property_kinds(expr: A.Property, scope: Scope, params: dict, key_kinds) -> frozenset:
@@ -294,7 +329,13 @@ def _zoned(value: DateTime) -> DateTime:
 
 
 def _typed(value: Any, kinds: frozenset, where: Callable[[], str]) -> Any:
-    """`value` with its naive date-times typed by `kinds`; refused when they do not decide."""
+    """`value` with its naive date-times typed by `kinds`, and its integers of epoch
+    microseconds read as date-times where `kinds` holds FINE; refused when they do not decide."""
+    fine, kinds = FINE in kinds, kinds - {FINE}
+    if fine and type(value) is int:
+        if kinds not in ({ZONED}, {LOCAL}):
+            raise _refusal(where())
+        return fraction.decoded(value, zoned=kinds == {ZONED})
     if isinstance(value, DateTime) and value.tzinfo is None:
         if kinds == {ZONED}:
             return _zoned(value)
@@ -311,15 +352,23 @@ def _typed(value: Any, kinds: frozenset, where: Callable[[], str]) -> Any:
 class TypedDateTimes(MappedRows):
     """`result` with the date-times it reads from the graph typed by the key they came from."""
 
-    def __init__(self, result: Result, store: KindStore, database: str, text: str, params: dict):
+    def __init__(self, result: Result, store: KindStore, database: str, text: str, params: dict,
+                 lenient: bool = False):
+        """`lenient`: a value the proxy cannot type is left as it is, not refused (an evaluator's
+        read, such as describe()'s statistics: the refusal is for a client's query)."""
         super().__init__(result)
         self._store, self._database = store, database
         self._text, self._params = text, params
         self._columns: list[frozenset] | None = None
+        self._lenient = lenient
 
     def map_row(self, row: list[Any]) -> None:
         for index, value in enumerate(row):
-            row[index] = self._value(value, index)
+            try:
+                row[index] = self._value(value, index)
+            except CypherError:
+                if not self._lenient:
+                    raise
 
     def _key_kinds(self, key: str) -> frozenset:
         return self._store.of(self._database, key)
@@ -330,9 +379,18 @@ class TypedDateTimes(MappedRows):
             shape = _shape(self._text)
             columns = shape[1] if shape else None
             self._columns = [frozenset({UNKNOWN})] * len(self.keys) if columns is None else [
-                BY_KEY if _properties_map(expr) else expr_kinds(expr, scope, self._params, self._key_kinds)
-                for scope, expr in columns]
+                BY_KEY if _of_properties(expr, scope) else self._expr_kinds(expr, scope) for scope, expr in columns]
         return self._columns[index]
+
+    def _expr_kinds(self, expr: A.Expr, scope: Scope) -> frozenset | tuple:
+        """A column's kinds; FINE only where the column is such a date-time itself (`n.at`,
+        `max(n.at)`), not a number computed from one (`n.at.epochMillis`); (TEXT, kinds) for
+        `toString()` of one, which the query returns as the value (`bridges/fractions.py`)."""
+        found = expr_kinds(expr, scope, self._params, self._key_kinds)
+        if FINE in found and isinstance(expr, A.FunctionCall) and expr.lower_name == "tostring" \
+                and len(expr.args) == 1 and fine_value(expr.args[0], scope):
+            return TEXT, found
+        return found if FINE not in found or fine_value(expr, scope) else found - {FINE}
 
     def _value(self, value: Any, index: int) -> Any:
         if isinstance(value, (Node, Relationship)):
@@ -344,8 +402,14 @@ class TypedDateTimes(MappedRows):
             return [self._value(item, index) for item in value]
         elif isinstance(value, dict) and self._column_kinds(index) == BY_KEY:
             return self._by_key(value)
-        elif isinstance(value, (DateTime, dict)):
-            return _typed(value, self._column_kinds(index), lambda: f"column `{self.keys[index]}`")
+        elif isinstance(kinds := self._column_kinds(index), tuple):          # (TEXT, kinds)
+            value = _typed(value, kinds[1], lambda: f"column `{self.keys[index]}`")
+            return None if value is None else text(from_bolt(value))
+        elif isinstance(value, (DateTime, dict, int)) and type(value) is not bool:
+            where = lambda: f"column `{self.keys[index]}`"       # noqa: E731
+            if isinstance(value, dict) and any(type(v) is int and FINE in self._key_kinds(k) for k, v in value.items()):
+                raise _refusal(where())     # epoch microseconds, or a number: not known which
+            return _typed(value, self._column_kinds(index), where)
         return value
 
     def _entity(self, entity: Node | Relationship) -> None:
@@ -356,6 +420,16 @@ class TypedDateTimes(MappedRows):
                 for key, value in properties.items()}
 
 
+def _of_properties(expr: A.Expr, scope: Scope) -> bool:
+    """A map of one entity's properties, or a list of such maps (`collect(n {.*})`, through
+    WITH aliases)."""
+    expr = resolve(expr, scope)
+    while isinstance(expr, A.FunctionCall) and expr.lower_name in PASSING and len(expr.args) == 1 \
+            or isinstance(expr, (A.Index, A.Slice)):
+        expr = resolve(expr.expr if isinstance(expr, (A.Index, A.Slice)) else expr.args[0], scope)
+    return _properties_map(expr)
+
+
 def _properties_map(expr: A.Expr) -> bool:
     """`properties(n)`, or a projection `n {.a, .*}` of properties only."""
     if isinstance(expr, A.FunctionCall):
@@ -363,8 +437,37 @@ def _properties_map(expr: A.Expr) -> bool:
     return isinstance(expr, A.MapProjection) and all(item.kind in ("property", "all") for item in expr.items)
 
 
-def typed(result: Result, store: KindStore, database: str, text: str, params: dict) -> Result:
-    """`result`, typed by key where the database holds a zoned key (else unchanged)."""
-    if not store.holds_zoned(database):
+def holds_typed(store: KindStore, database: str) -> bool:
+    """Whether date-times read from `database` need typing: it holds a zoned key or one stored as
+    epoch microseconds."""
+    return store.holds_zoned(database) or bool(store.fine_keys(database))
+
+
+#: functions whose value is one of their arguments' date-times (or a list of them)
+PASSING = frozenset({"min", "max", "collect", "coalesce", "head", "last"})
+
+
+def fine_value(expr: A.Expr, scope: Scope) -> bool:
+    """Whether `expr` is itself a date-time that may be stored as epoch microseconds: a
+    property, a parameter, a variable standing for one, or `max`, `collect`, `coalesce`, ... of
+    them (not an expression computing something else from one)."""
+    expr = resolve(expr, scope)
+    if isinstance(expr, A.Variable):
+        return expr.name in scope.unwound and fine_value(scope.unwound[expr.name], scope)
+    if isinstance(expr, A.FunctionCall):
+        return expr.lower_name in PASSING and all(fine_value(arg, scope) for arg in expr.args)
+    if isinstance(expr, (A.Index, A.Slice)):          # `collect(n.at)[0]`
+        return fine_value(expr.expr, scope)
+    if isinstance(expr, A.Property):                  # of an entity or a map, not `n.at.epochMillis`
+        source = resolve(expr.expr, scope)
+        return isinstance(source, (A.Variable, A.Parameter, A.MapLiteral)) or _properties_map(source)
+    return isinstance(expr, A.Parameter) or (isinstance(expr, A.Literal) and expr.value is None)
+
+
+def typed(result: Result, store: KindStore, database: str, text: str, params: dict, sends: bool,
+          lenient: bool = False) -> Result:
+    """`result`, typed by key where the database holds a zoned key or date-times stored as
+    epoch microseconds, or the query `sends` such a date-time (else unchanged)."""
+    if not (holds_typed(store, database) or sends):
         return result
-    return TypedDateTimes(result, store, database, text, params)
+    return TypedDateTimes(result, store, database, text, params, lenient)

@@ -451,3 +451,21 @@ def _not(value):
 _OPERATORS = {"+": _plus, "-": _minus, "*": _times, "/": _divided, "=": _equals, "<>": _not_equals,
               "<": _order(lambda s: s < 0), ">": _order(lambda s: s > 0), "<=": _order(lambda s: s <= 0),
               ">=": _order(lambda s: s >= 0), "AND": _logic("AND"), "OR": _logic("OR"), "XOR": _logic("XOR")}
+
+
+def constant_nanos(expr: A.Expr, params: dict, clock_ns: int) -> int | None:
+    """Nanoseconds since 1970-01-01T00:00Z of `expr`, a date or date-time computed from literals,
+    parameters and the statement clock read as `clock_ns` (`datetime() - duration('P7D')`), for
+    comparing it with date-times the database keeps to the whole second only; None for null.
+    Raises NotComputed for an expression this module does not compute or a value that is neither."""
+    try:
+        value = _expr(expr, set())({}, {**params, _STATEMENT_CLOCK: clock_ns})
+    except Unsupported as exc:
+        raise NotComputed(str(exc)) from None
+    except (ValueError, OverflowError, ZeroDivisionError) as exc:
+        raise NotComputed(str(exc)) from None
+    if value is None:
+        return None
+    if not isinstance(value, Temporal) or value.date is None:
+        raise NotComputed("not a date or date-time")
+    return value.epoch_nanos()

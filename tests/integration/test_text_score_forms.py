@@ -111,6 +111,42 @@ def test_relationship_score_in_where_and_errors(graph):
         graph.execute_query("MATCH ()-[r:APP_KNOWS]->() RETURN text_score(r, 'nope', $q)", q=query)
 
 
+def test_scores_inside_call_subqueries_rank_like_numpy(graph, encoder):
+    """The memory agent's best note per person, scored inside a correlated CALL { } (its ORDER BY
+    and LIMIT run per person), in each import form and in a UNION body; and an uncorrelated one."""
+    query = "anxious about exams at the gym"
+    notes = [note for note in NOTES.values() if note]
+    scores = dict(zip(notes, _expected(encoder, notes, query, notes)))
+    best = {}
+    for (a, b), note in NOTES.items():          # DESC puts a null score first, as in Neo4j
+        key = (note is not None, -scores[note] if note else 0)
+        if a not in best or key < best[a][0]:
+            best[a] = (key, b, scores.get(note))
+    expected = {a: (b, s) for a, (_, b, s) in best.items()}
+    for call in ("CALL { WITH p MATCH (p)-[r:APP_KNOWS]->(q)", "CALL (p) { MATCH (p)-[r:APP_KNOWS]->(q)"):
+        records = graph.execute_query(
+            f"MATCH (p:AppPerson) {call} RETURN q, text_score(r, 'note', $q) AS s ORDER BY s DESC LIMIT 1 }} "
+            "RETURN p.name AS p, q.name AS q, s", q=query).records
+        got = {r["p"]: (r["q"], r["s"]) for r in records}
+        assert got.keys() == expected.keys()
+        for person, (other, score) in expected.items():
+            assert got[person][0] == other and got[person][1] == (None if score is None else pytest.approx(score, abs=1e-5))
+    union = graph.execute_query(
+        "MATCH (p:AppPerson {name: 'cy'}) CALL { WITH p MATCH (p)-[r:APP_KNOWS]->(q) RETURN q, "
+        "text_score(r, 'note', $q) AS s UNION WITH p MATCH (p)<-[r:APP_KNOWS]-(q) RETURN q, "
+        "text_score(r, 'note', $q) AS s } RETURN q.name AS q, s", q=query).records
+    assert {r["q"]: r["s"] for r in union} == pytest.approx(
+        {"ann": scores[NOTES[("cy", "ann")]], "bob": scores[NOTES[("bob", "cy")]]}, abs=1e-5)
+    texts = [description for _, description in TOPICS]
+    topic = dict(zip(texts, _expected(encoder, texts, query, texts)))
+    uncorrelated = graph.execute_query(
+        "MATCH (p:AppPerson) CALL { MATCH (t:AppTopic) RETURN t.name AS t, text_score(t, 'description', $q) AS s "
+        "ORDER BY s DESC LIMIT 1 } RETURN p.name AS p, t, s", q=query).records
+    top = max(TOPICS, key=lambda item: topic[item[1]])
+    assert len(uncorrelated) == 4 and {r["t"] for r in uncorrelated} == {top[0]}
+    assert [r["s"] for r in uncorrelated] == pytest.approx([topic[top[1]]] * 4, abs=1e-5)
+
+
 def test_expression_text_is_scored_alone(graph, encoder):
     query = "anxious thinking therapy"
     records = graph.execute_query(
@@ -158,8 +194,9 @@ def test_expression_form_nulls_and_errors(graph):
 
 def test_attention_score_ranks_by_text_and_recency(graph, encoder):
     """The "attention score" application: relevance of a computed text plus recency from a stored
-    UTC date-time (issue 29), against the same formula in Python."""
-    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    UTC date-time (issue 29, `datetime.now(timezone.utc)` with its microseconds), against the
+    same formula in Python."""
+    now = dt.datetime.now(dt.timezone.utc)
     ages = {"CBT": 3, "Auth": 40, "Climbing": 10}
     graph.execute_query("UNWIND $rows AS r MATCH (t:AppTopic {name: r[0]}) SET t.updatedAt = r[1]",
                         rows=[[name, now - dt.timedelta(days=days)] for name, days in ages.items()])
@@ -217,3 +254,24 @@ def test_entry_points_behind_an_upstream_equal_the_direct_ones(proxy, entries):
         chained_scores = {(r["q"], r["id"]): r["s"] for r in via_b.execute_query(query, queries=queries).records}
     assert len(direct) == 3 * 160
     assert chained_scores == pytest.approx(direct, abs=1e-6)
+
+
+def test_memory_agent_behind_an_upstream_equals_the_direct_proxy(proxy, graph):
+    """Proxy B (the Neo4j backend) -> proxy A: the best note per person from a CALL { }, and a
+    recency stamp with its microseconds, as A answers them directly."""
+    now = dt.datetime.now(dt.timezone.utc)
+    best = ("MATCH (p:AppPerson) CALL (p) { MATCH (p)-[r:APP_KNOWS]->(q) RETURN q, text_score(r, 'note', $q) AS s "
+            "ORDER BY s DESC LIMIT 1 } RETURN p.name AS p, q.name AS q, s")
+    recent = "MATCH (p:AppPerson) WHERE p.seenAt > $since RETURN p.name AS p, p.seenAt AS at"
+    direct = {r["p"]: (r["q"], r["s"]) for r in graph.execute_query(best, q="exam stress").records}
+    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as chained, \
+            neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as via_b:
+        chained_best = {r["p"]: (r["q"], r["s"]) for r in via_b.execute_query(best, q="exam stress").records}
+        via_b.execute_query("MATCH (p:AppPerson {name: 'bob'}) SET p.seenAt = $now", now=now)
+        seen = via_b.execute_query(recent, since=now - dt.timedelta(microseconds=1)).records
+        later = via_b.execute_query(recent, since=now).records
+    assert chained_best.keys() == direct.keys() and len(direct) == 3
+    for person, (other, score) in direct.items():
+        assert chained_best[person][0] == other
+        assert chained_best[person][1] == (None if score is None else pytest.approx(score, abs=1e-6))
+    assert [(r["p"], r["at"].to_native()) for r in seen] == [("bob", now)] and later == []

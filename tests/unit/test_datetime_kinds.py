@@ -8,9 +8,10 @@ import datetime as dt
 import pytest
 
 import extensions.planner.planner  # noqa: F401  (the package's import order)
-from extensions.temporal.kinds import LOCAL, UNKNOWN, ZONED, KindStore, record_writes
+from extensions.temporal.kinds import FINE, LOCAL, UNKNOWN, ZONED, KindStore, record_writes
 
 UTC, NAIVE = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), dt.datetime(2020, 1, 1)
+NOW = dt.datetime(2020, 1, 1, 0, 0, 0, 5, tzinfo=dt.timezone.utc)          # with a fraction of a second
 
 
 @pytest.fixture
@@ -37,6 +38,10 @@ def store(tmp_path):
     ("MATCH (a), (b) SET a.at = properties(b).seen", {}, "at", {ZONED}),
     ("CALL apoc.merge.node(['E'], {id: 1}, {at: datetime()}) YIELD node RETURN node", {}, "at", {ZONED}),
     ("CREATE ({name: $name, n: 1})", {"name": "x"}, "name", set()),        # no date-time: nothing
+    ("MATCH (n) SET n.at = $now", {"now": NOW}, "at", {ZONED, FINE}),       # stored as epoch microseconds
+    ("MATCH (n) SET n.at = $now", {"now": NOW.replace(tzinfo=None)}, "at", {LOCAL, FINE}),
+    ("UNWIND $rows AS r CREATE ({id: r[0], at: r[1]})", {"rows": [["a", NOW]]}, "at", {ZONED, FINE}),
+    ("UNWIND $rows AS r CREATE ({id: r[0], at: r[1]})", {"rows": [["a", NOW]]}, "id", set()),
 ])
 def test_each_write_form_records_the_kind_it_stores(store, query, params, key, kinds):
     store.record("db", [("seen", frozenset({ZONED}))])

@@ -13,8 +13,10 @@ local times to the whole second (it would drop a fraction, so one is refused, ne
 durations as whole seconds, and it normalises mixed-sign or >30-day parts through a calendar;
 points as float32 (about 7 significant digits). It has no zoned date-time or time and no
 cartesian or 3D point: those are TypeErrors rather than silently different values, except a
-date-time in UTC (`datetime.now(timezone.utc)` without its microseconds), which is the instant
-the proxy stores date-times as (see extensions/bridges/temporal.py).
+date-time in UTC (`datetime.now(timezone.utc)`), which is the instant the proxy stores date-times
+as (see extensions/bridges/temporal.py). A date-time with microseconds arrives here already as
+its epoch microseconds, an integer (extensions/temporal/fraction.py); one with nanoseconds is
+refused.
 
 FalkorDB names an unaliased column by its text, so `RETURN $d` would come back as
 "date('2024-01-01')"; `Inlined.column` maps such names back to what the client wrote.
