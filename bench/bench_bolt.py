@@ -7,7 +7,7 @@ import neo4j
 from falkordb import FalkorDB
 
 from bench import median_seconds
-from proxy.backends.falkordb.pair import primary_address
+from proxy.backends.falkordb.roles import primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess
 
 STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s"

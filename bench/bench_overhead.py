@@ -37,7 +37,7 @@ from bench.bench_planner import _registry
 from bench.raw_bolt import RawBolt
 from extensions.cypher.parser import parse
 from extensions.planner.planner import ExtensionPlanner
-from proxy.backends.falkordb.pair import primary_address
+from proxy.backends.falkordb.roles import primary_address
 from proxy.demo import SEED_QUERY
 from proxy.backends.falkordb.dialect import FALKORDB
 from tests.harness import PASSWORD, USER, ProxyProcess

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from proxy.backends.falkordb.pair import NAMES, primary_address
+from proxy.backends.falkordb.roles import NAMES, primary_address
 from tests.fuzz.report import LOG, QUERY_TIMEOUT, REPORTS
 from tests.harness import NO_LOCKOUT, ProxyProcess
 

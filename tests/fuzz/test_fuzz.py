@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j.exceptions import DriverError, Neo4jError
 
-from proxy.backends.falkordb.pair import NAMES
+from proxy.backends.falkordb.roles import NAMES
 from proxy.bolt.chunking import chunk
 from proxy.packstream import Packer
 from tests.fuzz.report import HANG_SECONDS, LONG, QUERY_TIMEOUT, Report

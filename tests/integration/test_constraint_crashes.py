@@ -1,7 +1,7 @@
 """Unique-constraint violations on the embedded FalkorDB, through the proxy and the real driver:
 every violation answers ConstraintValidationFailed and neither server crashes, in any sequence of
 auto-commit, managed and explicit transactions (proxy/backends/falkordb/upkeep.py has the
-FalkorDB 4.16 mechanisms, falkordb/pair.py what the proxy does about them).
+FalkorDB 4.16 mechanisms, falkordb/pair.py and falkordb/recovery.py what the proxy does about them).
 
 - A load (a replica's full sync, a start from files) leaves a single-field index without its
   zero-valued nodes: after two refused transactions (two rollbacks) the next `CREATE (:UB {k: 0})`
@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from neo4j.exceptions import ClientError, ConstraintError, DatabaseError
 
-from proxy.backends.falkordb.pair import NAMES, primary_address
+from proxy.backends.falkordb.roles import NAMES, primary_address
 from tests.harness import NO_LOCKOUT, PASSWORD, USER, ProxyProcess, wait_until
 
 

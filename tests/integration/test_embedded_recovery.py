@@ -17,7 +17,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from proxy.backends.falkordb.pair import NAMES, primary_address
+from proxy.backends.falkordb.roles import NAMES, primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess, wait_until
 from tests.integration.test_lifecycle import _database_pids
 

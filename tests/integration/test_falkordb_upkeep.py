@@ -20,7 +20,7 @@ import neo4j
 import pytest
 import redis
 
-from proxy.backends.falkordb.pair import NAMES, primary_address
+from proxy.backends.falkordb.roles import NAMES, primary_address
 from scripts.replay_falkordb import deleted_nodes_in_label_scans
 from tests.harness import PASSWORD, REPO, USER, ProxyProcess, wait_until
 

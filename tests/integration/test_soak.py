@@ -19,7 +19,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import ResponseError
 
-from proxy.backends.falkordb.pair import NAMES, primary_address
+from proxy.backends.falkordb.roles import NAMES, primary_address
 from tests.harness import PASSWORD, USER, ProxyProcess
 
 SECONDS = float(os.environ.get("CYPHER_PROXY_SOAK_SECONDS", "20"))

@@ -14,7 +14,7 @@ import pytest
 from conformance.classify import ACCEPTS_INVALID, SILENT_WRONG, side_effects
 from conformance.differential import EndpointTarget, FalkorTarget, classify_tck
 from conformance.tally import over_ceilings, read_ceilings
-from proxy.backends.falkordb.pair import primary_address
+from proxy.backends.falkordb.roles import primary_address
 from tests.harness import PASSWORD, TCK_DIR, TCK_MISSING, USER, ProxyProcess, wait_until
 
 pytestmark = pytest.mark.skipif(not TCK_DIR.is_dir(), reason=TCK_MISSING)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from proxy.backends.falkordb.pair import BUSY_CPU_SHARE, ServerPair
+from proxy.backends.falkordb.pair import ServerPair
+from proxy.backends.falkordb.watchdog import BUSY_CPU_SHARE
 
 
 @dataclass

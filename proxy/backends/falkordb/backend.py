@@ -37,7 +37,8 @@ from proxy.backends.falkordb.endpoint import Endpoint
 from proxy.backends.falkordb.errors import COMPILE_TIME, TIMED_OUT
 from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
 from proxy.backends.falkordb.guards import check_query
-from proxy.backends.falkordb.pair import ServerPair, name_tables
+from proxy.backends.falkordb.pair import ServerPair
+from proxy.backends.falkordb.recovery import name_tables
 from proxy.backends.falkordb.statement import Statement
 from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb.params import lift_long_strings

@@ -139,7 +139,7 @@ class EmbeddedFalkorDB:
     async def start(self, progress=None, *, fresh: bool = False) -> None:
         """Launch the server and return once it answers (AOF loaded); `progress(percent)` is
         called about once a second while it loads. `fresh`: on empty files, for a server about
-        to sync in full (see `falkordb.pair.ServerPair.resync_fresh`)."""
+        to sync in full (see `falkordb.recovery.PairRecovery._resync_fresh`)."""
         if self.running:
             return
         self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
