@@ -28,6 +28,13 @@ def proxy():
             yield process
 
 
+@pytest.fixture(scope="module")
+def chained(proxy):
+    """Proxy B: the Neo4j backend pointed at `proxy` (proxy -> proxy), for tests of the upstream path."""
+    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as process:
+        yield process
+
+
 @pytest.fixture(scope="session")
 def demo():
     """A proxy serving the Sodir demo graph (`cypher-proxy demo`), shared by the tests that read it."""

@@ -20,24 +20,9 @@ from neo4j.spatial import CartesianPoint, WGS84Point
 from core.backend import TxConfig
 from proxy.backends.neo4j import DATABASE_UNAVAILABLE, Neo4jBackend
 from core.errors import CypherError
-from tests.harness import (
-    NO_LOCKOUT,
-    PASSWORD,
-    THROUGH_NEO4J_BACKEND,
-    USER,
-    ProxyProcess,
-    free_port,
-    run_driver_suite,
-)
+from tests.harness import PASSWORD, THROUGH_NEO4J_BACKEND, USER, free_port, run_driver_suite
 
 BASIC = {"scheme": "basic", "principal": USER, "credentials": PASSWORD}
-
-
-@pytest.fixture(scope="module")
-def chained(proxy):
-    """Proxy B: the Neo4j backend pointed at proxy A (the session-wide FalkorDB proxy)."""
-    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as process:
-        yield process
 
 
 @pytest.fixture(scope="module")

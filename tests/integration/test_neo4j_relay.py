@@ -39,12 +39,6 @@ LOST = (ServiceUnavailable, SessionExpired)
 
 
 @pytest.fixture(scope="module")
-def chained(proxy):
-    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as process:
-        yield process
-
-
-@pytest.fixture(scope="module")
 def hop_graph(driver):
     driver.execute_query("MATCH (n:HopPerson) DETACH DELETE n")
     driver.execute_query("CREATE (:HopPerson {name: 'Ann', tags: ['x']})-[:KNOWS {w: 0.5}]->(:HopPerson {name: 'Bob'})")

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from extensions.text.encoders import load_encoder
-from tests.harness import NO_LOCKOUT, PASSWORD, REPO, USER, ProxyProcess
+from tests.harness import PASSWORD, REPO, USER
 
 K1, B = 1.2, 0.75
 NOTES = {("ann", "bob"): "met at the climbing gym, both anxious about exams",
@@ -243,20 +243,19 @@ def test_entry_point_choice_on_short_descriptions(entries):
     assert sum(1 / rank for rank in ranks) / len(ranks) >= MIN_SHORT_MRR
 
 
-def test_entry_points_behind_an_upstream_equal_the_direct_ones(proxy, entries):
+def test_entry_points_behind_an_upstream_equal_the_direct_ones(chained, entries):
     """Proxy B (the Neo4j backend, which binds by elementId) -> proxy A: the same scores."""
     query = ("UNWIND $queries AS q MATCH (n:AppEntry) "
              "RETURN q, n.id AS id, text_score(n.description + ' ' + n.name, q) AS s")
     queries = ["catastrophizing", "zero-downtime deployment", "groundwater"]
     direct = {(r["q"], r["id"]): r["s"] for r in entries.execute_query(query, queries=queries).records}
-    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as chained, \
-            neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as via_b:
+    with neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as via_b:
         chained_scores = {(r["q"], r["id"]): r["s"] for r in via_b.execute_query(query, queries=queries).records}
     assert len(direct) == 3 * 160
     assert chained_scores == pytest.approx(direct, abs=1e-6)
 
 
-def test_memory_agent_behind_an_upstream_equals_the_direct_proxy(proxy, graph):
+def test_memory_agent_behind_an_upstream_equals_the_direct_proxy(chained, graph):
     """Proxy B (the Neo4j backend) -> proxy A: the best note per person from a CALL { }, and a
     recency stamp with its microseconds, as A answers them directly."""
     now = dt.datetime.now(dt.timezone.utc)
@@ -264,8 +263,7 @@ def test_memory_agent_behind_an_upstream_equals_the_direct_proxy(proxy, graph):
             "ORDER BY s DESC LIMIT 1 } RETURN p.name AS p, q.name AS q, s")
     recent = "MATCH (p:AppPerson) WHERE p.seenAt > $since RETURN p.name AS p, p.seenAt AS at"
     direct = {r["p"]: (r["q"], r["s"]) for r in graph.execute_query(best, q="exam stress").records}
-    with ProxyProcess(args=["--upstream", proxy.uri, *NO_LOCKOUT]) as chained, \
-            neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as via_b:
+    with neo4j.GraphDatabase.driver(chained.uri, auth=(USER, PASSWORD)) as via_b:
         chained_best = {r["p"]: (r["q"], r["s"]) for r in via_b.execute_query(best, q="exam stress").records}
         via_b.execute_query("MATCH (p:AppPerson {name: 'bob'}) SET p.seenAt = $now", now=now)
         seen = via_b.execute_query(recent, since=now - dt.timedelta(microseconds=1)).records
