@@ -114,14 +114,15 @@ class ExtensionPlanner:
         database = runner.database or ""
         if len(query) > _PLAN_INLINE_CHARS:
             await asyncio.to_thread(kinds.prepare, query)
+        before = self.datetime_kinds.fine_keys(database)
         if not _EXPLAINED.match(query):
-            fine = self.datetime_kinds.fine_keys(database)
             kinds.record_writes(self.datetime_kinds, database, query, params)
-            if became_fine := self.datetime_kinds.fine_keys(database) - fine:
-                await fractions.check_new_keys(graph_context(runner).read, became_fine, self.datetime_kinds, database)
+        fine = self.datetime_kinds.fine_keys(database)
+        if became_fine := fine - before:
+            await fractions.check_new_keys(graph_context(runner).read, became_fine, self.datetime_kinds, database)
         sends = fraction.has_fraction(params)
         sent, sent_params = fractions.rewrite(query, params, lambda key: self.datetime_kinds.of(database, key),
-                                              self.datetime_kinds.fine_keys(database), sends)
+                                              fine, sends)
         result = await self._execute(sent, sent_params, runner)
         return kinds.typed(result, self.datetime_kinds, database, query, params, sends)
 
@@ -162,12 +163,10 @@ class ExtensionPlanner:
                     summary.notifications.extend(plan.cartesian)
             return result
         values: dict[str, Any] = {}
-        rendered: dict[str, str] = {}
         for step in plan.steps:
             if isinstance(step, LateStep):
-                found = await self._late_values(step, rendered, {**params, **values}, runner)
-                rendered[step.marker] = step.render(found)
-                runner = _Rewriting(runner, [(step.marker, rendered[step.marker])])   # probes read it too
+                found = await self._late_values(step, {**params, **values}, runner)
+                runner = _Rewriting(runner, [(step.marker, step.render(found))])   # later probes read it too
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
                 values.update(bound)
@@ -181,15 +180,12 @@ class ExtensionPlanner:
             return bridges.zoned.ZonedColumns(result, columns)
         return result
 
-    async def _late_values(self, step: LateStep, rendered: dict[str, str], params: dict[str, Any],
-                           runner) -> list[Any]:
-        """The values a late step's probes find (its rounds, with `follow`); a probe reading an
-        earlier late edit gets that edit's text."""
+    async def _late_values(self, step: LateStep, params: dict[str, Any], runner) -> list[Any]:
+        """The values a late step's probes find (its rounds, with `follow`); `runner` writes the
+        earlier late edits' texts into a probe that reads them."""
         found: list[Any] = []
         probe: str | None = step.probe
         while probe is not None:
-            for marker, late_text in rendered.items():
-                probe = probe.replace(marker, late_text)
             found += [row[0] for row in await self._probe_rows(probe, params, runner)]
             probe = step.follow(found) if step.follow is not None else None
         return found
