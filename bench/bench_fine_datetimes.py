@@ -12,27 +12,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import statistics
 import sys
-import time
 
 import neo4j
 
+from bench import median_seconds
 from tests.harness import PASSWORD, USER, ProxyProcess
 
 QUERIES = {"compare": "MATCH (n:Stamp) WHERE n.{key} > $since RETURN count(n)",
            "order, limit 10": "MATCH (n:Stamp) RETURN n.id ORDER BY n.{key} DESC LIMIT 10",
            "inDays, all": "MATCH (n:Stamp) RETURN sum(duration.inDays(n.{key}, $today).days)",
            "read, all": "MATCH (n:Stamp) RETURN n.{key}"}
-
-
-def median_seconds(driver, query: str, runs: int, **params) -> float:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        driver.execute_query(query, params)
-        times.append(time.perf_counter() - started)
-    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -54,8 +44,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{args.nodes:,} :Stamp nodes; median of {args.runs} runs; 2-core machine shared with other agents")
         print(f"{'query':18} {'whole s':>9} {'fraction':>9} {'ratio':>6}")
         for name, query in QUERIES.items():
-            whole, fine = (median_seconds(driver, query.format(key=key), args.runs, **params[key])
-                           for key in ("whole", "fine"))
+            whole, fine = (median_seconds(lambda key=key: driver.execute_query(query.format(key=key), params[key]),
+                                          args.runs) for key in ("whole", "fine"))
             print(f"{name:18} {whole * 1000:7.1f}ms {fine * 1000:7.1f}ms {fine / whole:5.1f}x")
 
 
