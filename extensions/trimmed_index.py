@@ -41,7 +41,7 @@ that reads or writes one, choosing by the values of this run's parameters:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from itertools import count
 from collections.abc import Iterator
@@ -76,10 +76,13 @@ Edit = tuple[int, int, str]
 
 @dataclass(frozen=True)
 class Schema:
-    """Range-indexed properties `(entity, label, property)` and uniquely constrained ones."""
+    """Range-indexed properties `(entity, label, property)` and uniquely constrained ones; and
+    the indexed ones the graph holds no untrimmed string under (`trimmed_keys.py`), whose
+    equality and IN keep the index."""
 
     ranged: frozenset = frozenset()
     unique: frozenset = frozenset()
+    clean: frozenset = frozenset()
 
     def __bool__(self) -> bool:
         return bool(self.ranged)
@@ -183,6 +186,11 @@ def _mentions(text: str, schema: Schema) -> bool:
     return any(prop in text for _, _, prop in schema.ranged) or any(label in text for _, label, _ in schema.unique)
 
 
+def mentioned(text: str, schema: Schema) -> set[tuple[str, str, str]]:
+    """The indexed properties whose label and name both appear in `text`."""
+    return {key for key in schema.ranged if key[1] in text and key[2] in text}
+
+
 @lru_cache(maxsize=512)
 def analyse(text: str, schema: Schema) -> Rewrite | None:
     """The rewrite of `text` (None: nothing to do, or the proxy cannot read it)."""
@@ -190,7 +198,7 @@ def analyse(text: str, schema: Schema) -> Rewrite | None:
         tree = parse(text)
     except CypherError:
         return None
-    work = _Analysis(text, schema)
+    work = _Analysis(text, replace(schema, clean=_unwritten(schema.clean, tree)))
     for node in tree.walk():                     # pre-order: an inner FOREACH comes later, and wins
         if isinstance(node, A.Foreach):
             work.foreach_of.update({id(m): node for m in node.walk() if isinstance(m, A.Merge)})
@@ -213,6 +221,25 @@ def analyse(text: str, schema: Schema) -> Rewrite | None:
     if not (rewrite.edits or rewrite.choices or rewrite.checked_maps or rewrite.checked_values or rewrite.tail):
         return None
     return rewrite
+
+
+def _unwritten(clean: frozenset, tree: A.Query) -> frozenset:
+    """The `clean` properties the statement cannot write: none once it writes a map of unknown
+    keys (`SET n = $m`, `CREATE (n $m)`)."""
+    written: set[str] = set()
+    for node in tree.walk():
+        if isinstance(node, A.SetItem) and node.kind == "property":
+            written.add(node.target.key)
+        elif isinstance(node, A.SetItem) and node.kind == "variable":
+            return frozenset()
+        elif isinstance(node, (A.Create, A.Merge)):
+            for element in _elements(node.pattern.paths if isinstance(node, A.Create) else [node.path]):
+                if element.properties is None:
+                    continue
+                if not isinstance(element.properties, A.MapLiteral):
+                    return frozenset()
+                written.update(k for k, _ in element.properties.items)
+    return frozenset(key for key in clean if key[2] not in written)
 
 
 def _elements(paths) -> list:
@@ -245,18 +272,21 @@ class _Analysis:
     def src(self, node) -> str:
         return node.text_in(self.text)
 
-    def _ranged(self, element, key: str) -> bool:
+    def _ranged(self, element, key: str, *, equality: bool = False) -> bool:
+        """Whether `key` of `element` is under a range index; for an `equality` read, one whose
+        index may mis-find a value (a clean property's index finds exactly)."""
         entity, labels = _names(element)
-        return any((entity, label, key) in self.schema.ranged for label in labels)
+        keys = [(entity, label, key) for label in labels]
+        return any(k in self.schema.ranged for k in keys) and not (equality and any(k in self.schema.clean for k in keys))
 
-    def _indexed_entries(self, paths) -> Iterator[tuple[Any, A.MapLiteral, list]]:
+    def _indexed_entries(self, paths, *, equality: bool = False) -> Iterator[tuple[Any, A.MapLiteral, list]]:
         """(element, its property map, the map's entries on an indexed property) of each pattern
-        element that has any."""
+        element that has any (`equality`: as `_ranged`)."""
         for element in _elements(paths):
             props = element.properties
             if not isinstance(props, A.MapLiteral):
                 continue
-            entries = [(k, v) for k, v in props.items if self._ranged(element, k)]
+            entries = [(k, v) for k, v in props.items if self._ranged(element, k, equality=equality)]
             if entries:
                 yield element, props, entries
 
@@ -284,7 +314,7 @@ class _Analysis:
         for element in _elements(clause.pattern.paths):
             if element.var is not None:
                 bound.setdefault(element.var.name, element)
-        for element, props, entries in self._indexed_entries(clause.pattern.paths):
+        for element, props, entries in self._indexed_entries(clause.pattern.paths, equality=True):
             var = self._var(element)
             exact += [f"[{var}.{quote(k)}][0] = {self.src(v)}" for k, v in entries]
             kept = [(k, v) for k, v in props.items if (k, v) not in entries]
@@ -326,9 +356,9 @@ class _Analysis:
         exact = [(*p.span, f"[{self.src(p)}][0]") for p in props]
         return _Choice(exact, exact, static=True)
 
-    def _indexed(self, expr, bound: dict[str, Any]) -> bool:
+    def _indexed(self, expr, bound: dict[str, Any], *, equality: bool = False) -> bool:
         return isinstance(expr, A.Property) and isinstance(expr.expr, A.Variable) \
-            and expr.expr.name in bound and self._ranged(bound[expr.expr.name], expr.key)
+            and expr.expr.name in bound and self._ranged(bound[expr.expr.name], expr.key, equality=equality)
 
     def _comparison(self, node, bound: dict[str, Any]) -> _Choice | None:
         """The edits of one comparison of an indexed property in a MATCH's WHERE."""
@@ -338,7 +368,7 @@ class _Analysis:
             return None
         sides = [(node.left, node.right), (node.right, node.left)] if node.op != "IN" else [(node.left, node.right)]
         for prop, value in sides:
-            if self._indexed(prop, bound):
+            if self._indexed(prop, bound, equality=node.op not in _RANGES):
                 break
         else:
             return None

@@ -33,7 +33,7 @@ from core.dialect import Capability, Dialect
 from core.errors import CypherError, argument_error, database_error, syntax_error
 from core.values import Node, Relationship
 
-from .. import bridges, trimmed_index
+from .. import bridges, trimmed_index, trimmed_keys
 from ..bridges import fractions
 from ..compat import apoc_upstream
 from ..dialect import alias_edits, triggered, triggers
@@ -196,8 +196,10 @@ class ExtensionPlanner:
         so it is checked too; EXPLAIN runs nothing)."""
         if self.constraints is None:
             return await runner.run(text, params)
-        text, checks, refusals = trimmed_index.rewrite_for(text, params,
-                                                           self.constraints.string_index_schema(runner.database))
+        schema = self.constraints.string_index_schema(runner.database)
+        if schema and runner.graph_state() is not None:
+            schema = await trimmed_keys.with_clean_keys(schema, text, lambda q, p: self._probe_rows(q, p, runner))
+        text, checks, refusals = trimmed_index.rewrite_for(text, params, schema)
         if checks:
             params = {**params, **checks}
         try:

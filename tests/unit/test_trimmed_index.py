@@ -37,6 +37,30 @@ def test_string_ranges_are_exact_and_numeric_ones_keep_the_index():
         "MATCH (n:S) WHERE n.k < $v RETURN n"
 
 
+CLEAN = Schema(SCHEMA.ranged, SCHEMA.unique, frozenset({("NODE", "S", "k")}))
+
+
+@pytest.mark.parametrize("query", ["UNWIND $rows AS r MATCH (n:S {k: r.k}) RETURN n",
+                                   "UNWIND $rows AS r MATCH (n:S) WHERE n.k = r.k RETURN n",
+                                   "MATCH (n:S) WHERE n.k IN $vs RETURN n"])
+def test_a_clean_property_keeps_the_index_for_any_value(query):
+    params = {"rows": [{"k": " a"}], "vs": [" a"]}
+    assert rewrite_for(query, params, CLEAN)[0] == query
+    assert rewrite_for(query, params, SCHEMA)[0] != query
+
+
+def test_a_clean_property_still_compares_string_ranges_exactly():
+    assert rewrite_for("MATCH (n:S) WHERE n.k < $v RETURN n", {"v": "b"}, CLEAN)[0] == \
+        "MATCH (n:S) WHERE [n.k][0] < $v RETURN n"
+
+
+@pytest.mark.parametrize("write", ["CREATE (:S {k: ' a'})", "MERGE (:T {k: 'x'})", "MATCH (m) SET m.k = ' a'",
+                                   "MATCH (m) SET m = $map", "CREATE (:S $map)"])
+def test_a_statement_that_writes_the_property_is_compared_exactly(write):
+    query = f"{write} WITH 1 AS one UNWIND $rows AS r MATCH (n:S {{k: r.k}}) RETURN n"
+    assert "[n.k][0] = r.k" in rewrite_for(query, {"rows": [], "map": {}}, CLEAN)[0]
+
+
 def test_unindexed_properties_are_left_alone():
     query = "MATCH (n:T {k: ''}) WHERE n.name = $v MERGE (m:T {k: ''}) RETURN n"
     assert rewrite_for(query, {"v": ""}, SCHEMA) == (query, {}, [])
