@@ -25,6 +25,7 @@ from extensions.registry import GraphContext
 from extensions.timeseries.store import TimeseriesStore, default_root
 from core.backend import TxConfig
 from proxy.backends.falkordb.backend import FalkorDBBackend
+from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.demo.loader import load_demo, load_tables
 from tests.harness import PASSWORD, USER, ProxyProcess
 from tests.synthetic_graph import synthetic_graph, timeseries_frame
@@ -71,9 +72,10 @@ async def _describe_rows(title: str, read, data_dir: Path, detail: str, cold_rep
     ping = await _median(50, lambda: read(PING, {}))
 
     def cold(types):      # a fresh registry: empty cache, stores read from disk again
-        return lambda: describe_text(GraphContext("neo4j", next(_states), read), build_registry(data_dir), types)
+        return lambda: describe_text(GraphContext("neo4j", next(_states), read, dialect=FALKORDB),
+                                     build_registry(data_dir), types)
 
-    registry, warm_graph = build_registry(data_dir), GraphContext("neo4j", "warm", read)
+    registry, warm_graph = build_registry(data_dir), GraphContext("neo4j", "warm", read, dialect=FALKORDB)
     for types, name in ((None, "describe()"), ([detail], f"describe({{types: ['{detail}']}})")):
         _row(f"{title}: {name} cold", await _median(cold_repeat, cold(types)), scan, "scan")
         await describe_text(warm_graph, registry, types)
