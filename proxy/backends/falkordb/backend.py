@@ -14,8 +14,8 @@ itself stops a query only while it reads.
 Reads never wait for the writer lock. While a transaction holds the replica, other clients'
 reads go to the replica, which is the committed state (read committed); a transaction's own
 reads go to the primary and see its writes. Reads are sent as `GRAPH.RO_QUERY`: FalkorDB itself
-refuses one that writes, and the statement is re-run as a write, so a write the text scan
-missed still takes the lock.
+refuses one that writes, and the statement is re-run as a write (`statement.read_first`), so a
+write the query's analysis missed still takes the lock.
 """
 
 from __future__ import annotations
@@ -34,14 +34,12 @@ from redis.exceptions import RedisError, ResponseError
 from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.falkordb.endpoint import Endpoint
-from proxy.backends.falkordb.errors import COMPILE_TIME, TIMED_OUT
+from proxy.backends.falkordb.errors import ACCESS_MODE, COMPILE_TIME, TIMED_OUT
 from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
-from proxy.backends.falkordb.guards import check_query
 from proxy.backends.falkordb.pair import ServerPair
 from proxy.backends.falkordb.recovery import name_tables
-from proxy.backends.falkordb.statement import Statement
+from proxy.backends.falkordb.statement import Statement, analysed, read_first
 from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
-from proxy.backends.falkordb.params import lift_long_strings
 from proxy.backends.falkordb.tx import FalkorDBTransaction, WriteAborted
 from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, register_types_query, sweep_query, touch_query
 from proxy.backends.falkordb.values import (
@@ -57,7 +55,6 @@ READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting 
 TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query is ended by the proxy
 CRASH_LIMIT = 2                        # crashes of the database after which a statement is refused
 _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
-ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
 
@@ -246,9 +243,9 @@ class FalkorDBBackend(Backend):
         return principal
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
-        """The client's query, before the planner rewrites it (the statement checks what FalkorDB reads)."""
-        lifted = lift_long_strings(query, params)   # long string literals travel as parameters
-        check_query(lifted.query, lifted.params, before_planning=True)
+        """The client's query, before the planner rewrites it: its analysis (cached by text) is
+        what the statement reuses when the planner passes the text through (`falkordb.statement`)."""
+        analysed(query, params).check(params, before_planning=True)
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
@@ -258,23 +255,22 @@ class FalkorDBBackend(Backend):
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
         graph = await self._graph(config.database)
-        statement = await self.prepare(query, params, config.mode)
-        if not statement.may_write:
+
+        async def read(statement: Statement) -> Result:
+            return await self.execute(graph, statement, config.timeout)
+
+        async def write(statement: Statement) -> Result:
+            await self.acquire_writer(config.timeout)
             try:
-                return self._bookmarked(await self.execute(graph, statement, config.timeout))
-            except CypherError as exc:
-                if exc.code != ACCESS_MODE or config.mode == "r":
-                    raise
-                statement = statement.as_write()
-        await self.acquire_writer(config.timeout)
-        try:
-            if self.pair.names_lost:
-                await self.pair.heal_lost_names()
-            result = await self.execute(graph, statement, config.timeout)
-        finally:
-            self.release_writer()
-            self.note_write(graph.name)
-        return self._bookmarked(result)
+                if self.pair.names_lost:
+                    await self.pair.heal_lost_names()
+                return await self.execute(graph, statement, config.timeout)
+            finally:
+                self.release_writer()
+                self.note_write(graph.name)
+
+        statement = await self.prepare(query, params, config.mode)
+        return self._bookmarked(await read_first(statement, config.mode, read, write))
 
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         return FalkorDBTransaction(self, await self._graph(config.database), config, self.idle_timeout)
@@ -300,9 +296,10 @@ class FalkorDBBackend(Backend):
 
     async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
         """`statement`, built in a worker thread when the parameters are bulky (writing them
-        into the query header takes ~0.2 s per million numbers)."""
+        into the query header takes ~0.2 s per million numbers) or the text is long (its
+        analysis parses it when it may write: ~3 s for 600 KB)."""
         bulky = sum(len(v) for v in (params or {}).values() if isinstance(v, (list, tuple, dict, str)))
-        if bulky > _BULKY_ITEMS:
+        if bulky > _BULKY_ITEMS or len(query) > _LONG_TEXT:
             return await asyncio.to_thread(Statement, query, params, mode)
         return Statement(query, params, mode)
 
@@ -610,8 +607,9 @@ def _not_a_system_command(statement: Statement) -> CypherError:
                        f"executed in a user database: {statement.body.strip()[:200]}")
 
 
-#: Parameters with more items than this are written into the query header off the event loop.
+#: Parameters with more items than this, or a longer text, are prepared off the event loop.
 _BULKY_ITEMS = 100_000
+_LONG_TEXT = 65_536
 
 
 def _timeout_ms(seconds: float | None) -> int | None:
