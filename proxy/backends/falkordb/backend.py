@@ -38,12 +38,13 @@ from proxy.backends.falkordb.errors import ACCESS_MODE, COMPILE_TIME, TIMED_OUT
 from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
 from proxy.backends.falkordb.pair import ServerPair
 from proxy.backends.falkordb.recovery import name_tables
+from proxy.backends.falkordb.result import FalkorDBResult, query_type
 from proxy.backends.falkordb.statement import Statement, analysed, read_first
 from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
 from proxy.backends.falkordb.tx import FalkorDBTransaction, WriteAborted
 from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, register_types_query, sweep_query, touch_query
 from proxy.backends.falkordb.values import (
-    Schema, SchemaMiss, decode, decode_row, parse_plan, parse_stats, plan_query_type,
+    Schema, decode, parse_plan, plan_query_type,
 )
 from core.errors import CypherError, unauthorized, unavailable
 
@@ -57,68 +58,6 @@ CRASH_LIMIT = 2                        # crashes of the database after which a s
 _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
-
-
-class FalkorDBResult(Result):
-    """Records of one reply, read from its connection as they are fetched (`ReplyStream`).
-
-    The statistics come at the end of FalkorDB's reply, so the summary is complete once the
-    rows are read. A read-only result abandoned before its end closes its connection instead
-    of reading the rest; a writing one is read to the end for its counters.
-    """
-
-    def __init__(self, backend: FalkorDBBackend, graph: Graph, statement: Statement, keys: list[str],
-                 endpoint: Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None,
-                 names_before: set[str] | None = None):
-        self.keys = keys
-        self._backend, self._graph, self._statement = backend, graph, statement
-        self._endpoint = endpoint
-        self._stream: ReplyStream | None = stream
-        self._summary = summary
-        self._tx = tx
-        self._names_before = names_before           # a write that may add a name (`_upkeep`)
-
-    async def fetch(self, n: int) -> list[list[Any]]:
-        if self._stream is None:
-            return []
-        if self._tx is not None:
-            self._tx.touch()
-        try:
-            raw = await self._stream.rows(n)
-        except ReplyCut:
-            await self._finish()
-            raise await self._backend._reply_cut(self._endpoint) from None
-        while True:
-            try:
-                batch = [decode_row(row, self._graph.schema) for row in raw]
-                break
-            except SchemaMiss:
-                await self._backend._refresh_schema(self._graph)
-        if not self._stream.remaining:
-            await self._finish()
-        return batch
-
-    async def consume(self) -> Summary:
-        if self._stream is not None:
-            await self._finish()
-        return self._summary
-
-    async def _finish(self) -> None:
-        stream, self._stream = self._stream, None
-        try:
-            if stream.broken or (stream.remaining and not self._statement.may_write):
-                stream.broken = True          # nothing to count (or no way to): drop the connection
-                stats: list = []
-            else:
-                stats = await stream.statistics()
-        except ReplyCut:
-            raise await self._backend._reply_cut(self._endpoint) from None
-        finally:
-            await self._endpoint.release(stream)
-        self._summary.stats = parse_stats(stats)
-        self._summary.query_type = _query_type(self._statement, self.keys, self._summary.stats)
-        if not self._summary.stats:                 # changed nothing: its effects carried no name
-            await self._backend._check_names(self._graph, self._names_before)
 
 
 class FalkorDBBackend(Backend):
@@ -186,7 +125,7 @@ class FalkorDBBackend(Backend):
                            f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
         self._limits_set_on = key
 
-    async def _reply_cut(self, endpoint: Endpoint) -> CypherError:
+    async def reply_cut(self, endpoint: Endpoint) -> CypherError:
         """Why a reply stopped half-way: the unread-result limit if the server still answers."""
         try:
             await asyncio.wait_for(endpoint.call("PING"), 5)
@@ -348,9 +287,9 @@ class FalkorDBBackend(Backend):
             try:
                 reply = await endpoint.call(statement.command, graph.key, statement.text)
             finally:
-                await self._check_names(graph, names_before)   # PROFILE: no counters to tell
+                await self.check_names(graph, names_before)   # PROFILE: no counters to tell
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
-            summary.query_type = plan_query_type(plan)
+            summary.query_type = planquery_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
                 summary.plan = plan
             else:
@@ -375,13 +314,13 @@ class FalkorDBBackend(Backend):
             if graph.system and exc.code == ACCESS_MODE:
                 raise _not_a_system_command(statement) from None
             if not isinstance(exc, WriteAborted):    # (that one switched to the replica)
-                await self._check_names(graph, names_before)
+                await self.check_names(graph, names_before)
             raise
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
                 await endpoint.release(stream)
         keys = [statement.column(name) for name in names]
-        summary.query_type = _query_type(statement, keys, {})
+        summary.query_type = query_type(statement, keys, {})
         return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx, names_before)
 
     async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
@@ -446,7 +385,7 @@ class FalkorDBBackend(Backend):
     async def _upkeep(self, graph: Graph, statement: Statement) -> set[str] | None:
         """Before a write (writer lock held), what FalkorDB 4.16 gets wrong (falkordb/upkeep.py):
         grow the label matrices before a delete; if the write may add a name, the primary's
-        names now (for `_check_names` once it ended), else None."""
+        names now (for `check_names` once it ended), else None."""
         if statement.deletes and graph.labels_may_lag:
             await self._grow_label_matrices(graph)
         if statement.creates:
@@ -476,7 +415,7 @@ class FalkorDBBackend(Backend):
         if query:
             await primary.call("GRAPH.QUERY", graph.key, query)
 
-    async def _check_names(self, graph: Graph, before: set[str] | None) -> None:
+    async def check_names(self, graph: Graph, before: set[str] | None) -> None:
         """After a write that may have added a name and failed or changed nothing (so its effects
         carried no name): if the primary's names grew, the replica lacks one; heal it."""
         if before is None:
@@ -569,7 +508,7 @@ class FalkorDBBackend(Backend):
                                    len(properties), *properties)
         self.note_write(graph.name)
 
-    async def _refresh_schema(self, graph: Graph) -> None:
+    async def refresh_schema(self, graph: Graph) -> None:
         tables = []
         for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
             reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
@@ -616,11 +555,3 @@ def _timeout_ms(seconds: float | None) -> int | None:
     if not seconds or seconds <= 0:
         return None
     return max(1, min(_MAX_TIMEOUT_MS, round(seconds * 1000)))
-
-
-def _query_type(statement: Statement, keys: list[str], stats: dict[str, int]) -> str:
-    if statement.schema or any(k.startswith(("indexes", "constraints")) for k in stats):
-        return "s"
-    if statement.may_write or stats:
-        return "rw" if keys else "w"
-    return "r"
