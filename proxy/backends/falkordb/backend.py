@@ -230,13 +230,10 @@ class FalkorDBBackend(Backend):
 
     # ------------------------------------------------------------------ for transactions
 
-    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
-        return Statement(query, params, mode)
-
     async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
-        """`statement`, built in a worker thread when the parameters are bulky (writing them
-        into the query header takes ~0.2 s per million numbers) or the text is long (its
-        analysis parses it when it may write: ~3 s for 600 KB)."""
+        """The statement to send, built in a worker thread when the parameters are bulky
+        (writing them into the query header takes ~0.2 s per million numbers) or the text is
+        long (its analysis parses it when it may write: ~3 s for 600 KB)."""
         bulky = sum(len(v) for v in (params or {}).values() if isinstance(v, (list, tuple, dict, str)))
         if bulky > _BULKY_ITEMS or len(query) > _LONG_TEXT:
             return await asyncio.to_thread(Statement, query, params, mode)
@@ -289,7 +286,7 @@ class FalkorDBBackend(Backend):
             finally:
                 await self.check_names(graph, names_before)   # PROFILE: no counters to tell
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
-            summary.query_type = planquery_type(plan)
+            summary.query_type = plan_query_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
                 summary.plan = plan
             else:

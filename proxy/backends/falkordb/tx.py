@@ -45,7 +45,7 @@ class TxBackend(Protocol):
     pair: ServerPair
     lock_timeout: float
 
-    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement: ...
+    async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement: ...
 
     async def execute(self, graph: Graph, statement: Statement, timeout: float | None,
                       tx: FalkorDBTransaction | None = None) -> Result: ...
@@ -130,8 +130,8 @@ class FalkorDBTransaction(Transaction):
     async def run(self, query: str, params: dict[str, Any]) -> Result:
         self._check_usable()
         self._disarm()                               # a running statement is not idle
-        statement = self._backend.statement(query, params, self._config.mode)
         try:
+            statement = await self._backend.prepare(query, params, self._config.mode)
             return await read_first(statement, self._config.mode, self._execute, self._write)
         except CypherError as exc:
             if self._expired_because:                # expired while it ran (its error says why)
