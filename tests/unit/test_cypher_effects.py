@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from core.errors import CypherError
-from extensions.cypher.effects import READS, effects, scanned
+from extensions.cypher.effects import READS, effects, of_tree, scanned
+from extensions.cypher.parser import parse
 from proxy.backends.falkordb.guards import AGGREGATE_IN_ITERATION
 from proxy.backends.falkordb.statement import Statement, analysed
 
@@ -142,3 +143,17 @@ def test_an_aggregate_in_a_list_iteration_waits_for_the_planner_and_is_refused_a
     analysed(query, {}).check({}, before_planning=True)          # the planner may split it
     with pytest.raises(CypherError, match=AGGREGATE_IN_ITERATION[:30]):
         Statement(query, {}, "w")                                # unchanged: refused
+
+
+@given(st.sampled_from(sorted(UPDATES) + SCHEMA_COMMANDS), st.sampled_from(NESTINGS + HIDING_PLACES))
+def test_the_keyword_scan_never_finds_less_than_the_tree(statement, shape):
+    """What lets a text without a keyword skip the parse, and the fallback over-estimate."""
+    query = shape.format(statement.format(v=1), "x")
+    try:
+        tree = parse(query)
+    except CypherError:
+        return                                      # (a schema command in a clause's place)
+    found, scan = of_tree(tree), scanned(query)
+    for flag in ("creates", "merges", "sets", "deletes", "schema"):
+        assert getattr(scan, flag) or not getattr(found, flag), flag
+    assert found.procedures <= scan.procedures
