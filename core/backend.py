@@ -190,7 +190,9 @@ class Backend(ABC):
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
         """Refuse (raise `CypherError`) a query this database could not survive, before the
-        planner or the database reads it. Linear in the query. By default nothing is refused."""
+        planner or the database reads it. Linear in the query; a backend may keep what it learns
+        of the text for running it (the FalkorDB backend does, by text). By default nothing is
+        refused."""
 
     async def constraint(self, database: str, action: str, kind: str, entity: str, label: str,
                          properties: tuple[str, ...]) -> None:

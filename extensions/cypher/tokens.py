@@ -177,3 +177,15 @@ def tokenize(text: str) -> list[Token]:
         pos = end
     append(Token(EOF, "", n, n))
     return tokens
+
+
+#: Strings (the unrolled form: a C loop per run of plain characters), quoted names, comments,
+#: each also when left open (it then runs to the end of the text).
+_LEXEME = re.compile(r"""'[^'\\]*+(?:\\.[^'\\]*+)*+'?|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|`[^`]*+`?"""
+                     r"""|//[^\n]*+|/\*.*?(?:\*/|$)""", re.S)
+
+
+def code_only(text: str) -> str:
+    """`text` with strings, quoted names and comments blanked out (same length): what a scan for
+    keywords may read, for text the tokenizer refuses too."""
+    return _LEXEME.sub(lambda m: " " * len(m.group()), text)

@@ -24,7 +24,6 @@ without the property in one statement is refused there, not at COMMIT.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -33,6 +32,7 @@ from core.backend import ListResult, Result
 from core.errors import CypherError
 
 from ..cypher import ast as A
+from ..cypher.effects import effects
 from ..cypher.parser import parse
 from ..cypher.render import name as quote
 from ..cypher.splice import splice
@@ -43,7 +43,6 @@ VIOLATED = "Neo.ClientError.Schema.ConstraintValidationFailed"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 #: FalkorDB's message for the check's own failure.
 _FAILURE = "step argument to range() can't be 0"
-_MAY_SET = re.compile(r"(?<![\w.$`])(?:create|merge|set|remove)(?![\w`])", re.I)
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,9 @@ class Checked:
 
 
 def may_violate(text: str) -> bool:
-    return bool(_MAY_SET.search(text))
+    """The statement creates, merges, sets or removes something (`cypher.effects`)."""
+    does = effects(text)
+    return does.creates or does.sets
 
 
 async def run_checked(runner, text: str, params: dict[str, Any], constraints: tuple[Constraint, ...]) -> Result:

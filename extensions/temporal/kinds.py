@@ -55,6 +55,7 @@ from core.errors import CypherError
 from core.values import Node, Path as GraphPath, Relationship
 
 from ..cypher import ast as A
+from ..cypher.effects import effects
 from ..cypher.parser import parse
 from . import fraction
 from .values import from_bolt, text
@@ -68,7 +69,6 @@ BY_KEY = "by key"
 #: a column of `toString()` of a stored fraction of a second, printed when read back
 TEXT = "text"
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
-_WRITES = re.compile(r"\b(create|merge|set|call)\b", re.IGNORECASE)
 _CLEAR_ALL = re.compile(r"\s*match\s*\(\s*(\w+)\s*\)\s*detach\s+delete\s+(\w+)\s*;?\s*\Z", re.IGNORECASE)
 
 
@@ -290,7 +290,8 @@ def _writes(text: str) -> tuple | str:
     """What a query text writes (`_shape`), "clear" for the whole graph deleted, () for none."""
     if (clear := _CLEAR_ALL.match(text)) and clear.group(1) == clear.group(2):
         return "clear"
-    if not _WRITES.search(text) or (shape := _shape(text)) is None:
+    does = effects(text)
+    if not (does.creates or does.sets or does.procedures) or (shape := _shape(text)) is None:
         return ()
     return shape[0]
 

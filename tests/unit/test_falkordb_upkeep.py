@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from proxy.backends.falkordb.upkeep import (
-    CREATES, DELETES, MAX_SCANNED_CHARS, MAX_SCANNED_ITEMS, sweep_query, touch_query, written_names,
+    MAX_SCANNED_CHARS, MAX_SCANNED_ITEMS, sweep_query, touch_query, written_names,
 )
 
 NAMES = st.text(st.characters(exclude_characters="`", exclude_categories=("Cs", "Cc")), min_size=1, max_size=12)
@@ -49,11 +49,6 @@ def test_what_cannot_be_scanned_is_unknown():
 def test_every_written_name_is_found_whatever_it_is_called(label, key, other, param_key):
     query = f"MERGE (n:`{label}` {{`{key}`: 1}}) SET n.`{other}` = $p.x, n += $m"
     assert {label, key, other, param_key} <= written_names(query, {"m": {param_key: 1}, "p": {"x": 2}})
-
-
-def test_delete_and_create_are_told_apart_from_names():
-    assert DELETES.search("MATCH (n) DETACH DELETE n") and not DELETES.search("MATCH (n) RETURN n.deleted, `DELETE`")
-    assert CREATES.search("merge (n)") and not CREATES.search("RETURN n.created, $create")
 
 
 def test_the_touch_carries_every_label_and_the_constrained_keys():

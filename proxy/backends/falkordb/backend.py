@@ -14,8 +14,8 @@ itself stops a query only while it reads.
 Reads never wait for the writer lock. While a transaction holds the replica, other clients'
 reads go to the replica, which is the committed state (read committed); a transaction's own
 reads go to the primary and see its writes. Reads are sent as `GRAPH.RO_QUERY`: FalkorDB itself
-refuses one that writes, and the statement is re-run as a write, so a write the text scan
-missed still takes the lock.
+refuses one that writes, and the statement is re-run as a write (`statement.read_first`), so a
+write the query's analysis missed still takes the lock.
 """
 
 from __future__ import annotations
@@ -34,18 +34,17 @@ from redis.exceptions import RedisError, ResponseError
 from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.falkordb.endpoint import Endpoint
-from proxy.backends.falkordb.errors import COMPILE_TIME, TIMED_OUT
+from proxy.backends.falkordb.errors import ACCESS_MODE, COMPILE_TIME, TIMED_OUT
 from proxy.backends.falkordb.graph import SYSTEM_KEY, Graph
-from proxy.backends.falkordb.guards import check_query
 from proxy.backends.falkordb.pair import ServerPair
 from proxy.backends.falkordb.recovery import name_tables
-from proxy.backends.falkordb.statement import Statement
+from proxy.backends.falkordb.result import FalkorDBResult, query_type
+from proxy.backends.falkordb.statement import Statement, analysed, read_first
 from proxy.backends.falkordb.stream import ReplyCut, ReplyStream
-from proxy.backends.falkordb.params import lift_long_strings
 from proxy.backends.falkordb.tx import FalkorDBTransaction, WriteAborted
 from proxy.backends.falkordb.upkeep import CONSTRAINED_KEYS, register_types_query, sweep_query, touch_query
 from proxy.backends.falkordb.values import (
-    Schema, SchemaMiss, decode, decode_row, parse_plan, parse_stats, plan_query_type,
+    Schema, decode, parse_plan, plan_query_type,
 )
 from core.errors import CypherError, unauthorized, unavailable
 
@@ -57,71 +56,8 @@ READY_TIMEOUT = 30.0                 # seconds a request waits for a restarting 
 TIMEOUT_GRACE = 1.0                    # seconds past its timeout before a query is ended by the proxy
 CRASH_LIMIT = 2                        # crashes of the database after which a statement is refused
 _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
-ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
-
-
-class FalkorDBResult(Result):
-    """Records of one reply, read from its connection as they are fetched (`ReplyStream`).
-
-    The statistics come at the end of FalkorDB's reply, so the summary is complete once the
-    rows are read. A read-only result abandoned before its end closes its connection instead
-    of reading the rest; a writing one is read to the end for its counters.
-    """
-
-    def __init__(self, backend: FalkorDBBackend, graph: Graph, statement: Statement, keys: list[str],
-                 endpoint: Endpoint, stream: ReplyStream, summary: Summary, tx: FalkorDBTransaction | None,
-                 names_before: set[str] | None = None):
-        self.keys = keys
-        self._backend, self._graph, self._statement = backend, graph, statement
-        self._endpoint = endpoint
-        self._stream: ReplyStream | None = stream
-        self._summary = summary
-        self._tx = tx
-        self._names_before = names_before           # a write that may add a name (`_upkeep`)
-
-    async def fetch(self, n: int) -> list[list[Any]]:
-        if self._stream is None:
-            return []
-        if self._tx is not None:
-            self._tx.touch()
-        try:
-            raw = await self._stream.rows(n)
-        except ReplyCut:
-            await self._finish()
-            raise await self._backend._reply_cut(self._endpoint) from None
-        while True:
-            try:
-                batch = [decode_row(row, self._graph.schema) for row in raw]
-                break
-            except SchemaMiss:
-                await self._backend._refresh_schema(self._graph)
-        if not self._stream.remaining:
-            await self._finish()
-        return batch
-
-    async def consume(self) -> Summary:
-        if self._stream is not None:
-            await self._finish()
-        return self._summary
-
-    async def _finish(self) -> None:
-        stream, self._stream = self._stream, None
-        try:
-            if stream.broken or (stream.remaining and not self._statement.may_write):
-                stream.broken = True          # nothing to count (or no way to): drop the connection
-                stats: list = []
-            else:
-                stats = await stream.statistics()
-        except ReplyCut:
-            raise await self._backend._reply_cut(self._endpoint) from None
-        finally:
-            await self._endpoint.release(stream)
-        self._summary.stats = parse_stats(stats)
-        self._summary.query_type = _query_type(self._statement, self.keys, self._summary.stats)
-        if not self._summary.stats:                 # changed nothing: its effects carried no name
-            await self._backend._check_names(self._graph, self._names_before)
 
 
 class FalkorDBBackend(Backend):
@@ -189,7 +125,7 @@ class FalkorDBBackend(Backend):
                            f"normal 0 {self.max_unread_result} {max(1, round(self.unread_result_timeout))}")
         self._limits_set_on = key
 
-    async def _reply_cut(self, endpoint: Endpoint) -> CypherError:
+    async def reply_cut(self, endpoint: Endpoint) -> CypherError:
         """Why a reply stopped half-way: the unread-result limit if the server still answers."""
         try:
             await asyncio.wait_for(endpoint.call("PING"), 5)
@@ -246,9 +182,9 @@ class FalkorDBBackend(Backend):
         return principal
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
-        """The client's query, before the planner rewrites it (the statement checks what FalkorDB reads)."""
-        lifted = lift_long_strings(query, params)   # long string literals travel as parameters
-        check_query(lifted.query, lifted.params, before_planning=True)
+        """The client's query, before the planner rewrites it: its analysis (cached by text) is
+        what the statement reuses when the planner passes the text through (`falkordb.statement`)."""
+        analysed(query, params).check(params, before_planning=True)
 
     async def databases(self, credentials: Any) -> list[str]:
         names = [key.decode() for key in await self._primary().call("GRAPH.LIST")]
@@ -258,23 +194,22 @@ class FalkorDBBackend(Backend):
 
     async def run(self, query: str, params: dict[str, Any], config: TxConfig, credentials: Any) -> Result:
         graph = await self._graph(config.database)
-        statement = await self.prepare(query, params, config.mode)
-        if not statement.may_write:
+
+        async def read(statement: Statement) -> Result:
+            return await self.execute(graph, statement, config.timeout)
+
+        async def write(statement: Statement) -> Result:
+            await self.acquire_writer(config.timeout)
             try:
-                return self._bookmarked(await self.execute(graph, statement, config.timeout))
-            except CypherError as exc:
-                if exc.code != ACCESS_MODE or config.mode == "r":
-                    raise
-                statement = statement.as_write()
-        await self.acquire_writer(config.timeout)
-        try:
-            if self.pair.names_lost:
-                await self.pair.heal_lost_names()
-            result = await self.execute(graph, statement, config.timeout)
-        finally:
-            self.release_writer()
-            self.note_write(graph.name)
-        return self._bookmarked(result)
+                if self.pair.names_lost:
+                    await self.pair.heal_lost_names()
+                return await self.execute(graph, statement, config.timeout)
+            finally:
+                self.release_writer()
+                self.note_write(graph.name)
+
+        statement = await self.prepare(query, params, config.mode)
+        return self._bookmarked(await read_first(statement, config.mode, read, write))
 
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         return FalkorDBTransaction(self, await self._graph(config.database), config, self.idle_timeout)
@@ -295,14 +230,12 @@ class FalkorDBBackend(Backend):
 
     # ------------------------------------------------------------------ for transactions
 
-    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
-        return Statement(query, params, mode)
-
     async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement:
-        """`statement`, built in a worker thread when the parameters are bulky (writing them
-        into the query header takes ~0.2 s per million numbers)."""
+        """The statement to send, built in a worker thread when the parameters are bulky
+        (writing them into the query header takes ~0.2 s per million numbers) or the text is
+        long (its analysis parses it when it may write: ~3 s for 600 KB)."""
         bulky = sum(len(v) for v in (params or {}).values() if isinstance(v, (list, tuple, dict, str)))
-        if bulky > _BULKY_ITEMS:
+        if bulky > _BULKY_ITEMS or len(query) > _LONG_TEXT:
             return await asyncio.to_thread(Statement, query, params, mode)
         return Statement(query, params, mode)
 
@@ -351,7 +284,7 @@ class FalkorDBBackend(Backend):
             try:
                 reply = await endpoint.call(statement.command, graph.key, statement.text)
             finally:
-                await self._check_names(graph, names_before)   # PROFILE: no counters to tell
+                await self.check_names(graph, names_before)   # PROFILE: no counters to tell
             plan = parse_plan(reply, profile=statement.command == "GRAPH.PROFILE")
             summary.query_type = plan_query_type(plan)
             if statement.command == "GRAPH.EXPLAIN":
@@ -378,13 +311,13 @@ class FalkorDBBackend(Backend):
             if graph.system and exc.code == ACCESS_MODE:
                 raise _not_a_system_command(statement) from None
             if not isinstance(exc, WriteAborted):    # (that one switched to the replica)
-                await self._check_names(graph, names_before)
+                await self.check_names(graph, names_before)
             raise
         finally:
             if stream.idle or stream.broken:          # an error reply, or a lost connection
                 await endpoint.release(stream)
         keys = [statement.column(name) for name in names]
-        summary.query_type = _query_type(statement, keys, {})
+        summary.query_type = query_type(statement, keys, {})
         return FalkorDBResult(self, graph, statement, keys, endpoint, stream, summary, tx, names_before)
 
     async def _bounded_write(self, stream: ReplyStream, args: list, timeout: float,
@@ -449,7 +382,7 @@ class FalkorDBBackend(Backend):
     async def _upkeep(self, graph: Graph, statement: Statement) -> set[str] | None:
         """Before a write (writer lock held), what FalkorDB 4.16 gets wrong (falkordb/upkeep.py):
         grow the label matrices before a delete; if the write may add a name, the primary's
-        names now (for `_check_names` once it ended), else None."""
+        names now (for `check_names` once it ended), else None."""
         if statement.deletes and graph.labels_may_lag:
             await self._grow_label_matrices(graph)
         if statement.creates:
@@ -479,7 +412,7 @@ class FalkorDBBackend(Backend):
         if query:
             await primary.call("GRAPH.QUERY", graph.key, query)
 
-    async def _check_names(self, graph: Graph, before: set[str] | None) -> None:
+    async def check_names(self, graph: Graph, before: set[str] | None) -> None:
         """After a write that may have added a name and failed or changed nothing (so its effects
         carried no name): if the primary's names grew, the replica lacks one; heal it."""
         if before is None:
@@ -572,7 +505,7 @@ class FalkorDBBackend(Backend):
                                    len(properties), *properties)
         self.note_write(graph.name)
 
-    async def _refresh_schema(self, graph: Graph) -> None:
+    async def refresh_schema(self, graph: Graph) -> None:
         tables = []
         for procedure in ("db.labels", "db.relationshipTypes", "db.propertyKeys"):
             reply = await self._primary().call("GRAPH.RO_QUERY", graph.key, f"CALL {procedure}()", "--compact")
@@ -610,19 +543,12 @@ def _not_a_system_command(statement: Statement) -> CypherError:
                        f"executed in a user database: {statement.body.strip()[:200]}")
 
 
-#: Parameters with more items than this are written into the query header off the event loop.
+#: Parameters with more items than this, or a longer text, are prepared off the event loop.
 _BULKY_ITEMS = 100_000
+_LONG_TEXT = 65_536
 
 
 def _timeout_ms(seconds: float | None) -> int | None:
     if not seconds or seconds <= 0:
         return None
     return max(1, min(_MAX_TIMEOUT_MS, round(seconds * 1000)))
-
-
-def _query_type(statement: Statement, keys: list[str], stats: dict[str, int]) -> str:
-    if statement.schema or any(k.startswith(("indexes", "constraints")) for k in stats):
-        return "s"
-    if statement.may_write or stats:
-        return "rw" if keys else "w"
-    return "r"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from extensions.cypher.tokens import position
+from extensions.cypher.tokens import code_only, position
 from core.errors import CypherError, syntax_error
 
 MAX_QUERY_CHARS = 1_000_000
@@ -52,7 +52,7 @@ MAX_MAP_ENTRIES = 10_000
 #: Elements of one `range()` with literal or parameter bounds (10 M ~ 1.3 s, 160 MB).
 MAX_RANGE = 10_000_000
 INT64_MAX = 2**63 - 1
-#: Longer query texts get a smaller scan cache (the session and the backend both check a query).
+#: Longer query texts are scanned without caching (their analysis is cached, `falkordb.statement`).
 _LONG_QUERY_CHARS = 65_536
 
 #: One lexeme per match (None for trailing whitespace), for every scan of a query's text here and
@@ -86,9 +86,6 @@ _AGGREGATES = frozenset("""COUNT COLLECT SUM AVG MIN MAX STDEV STDEVP STD PERCEN
     PERCENTILEDISC""".split())
 #: Words after which `-`/`+` is a sign, not a subtraction.
 _OPERAND_EXPECTED = _SEPARATORS | _BINARY_WORDS | {"NOT", "CASE"}
-#: Strings (the unrolled form: a C loop per run of plain characters), quoted names, comments.
-_LEXEME = re.compile(r"""'[^'\\]*+(?:\\.[^'\\]*+)*+'?|"[^"\\]*+(?:\\.[^"\\]*+)*+"?|`[^`]*+`?"""
-                     r"""|//[^\n]*+|/\*.*?(?:\*/|$)""", re.S)
 _ARGUMENT = r"\s*+(-?\s*+\d++|\$\w++)\s*+"
 _RANGE = re.compile(rf"range\s*+\({_ARGUMENT},{_ARGUMENT}(?:,{_ARGUMENT})?\)", re.IGNORECASE)
 
@@ -97,26 +94,31 @@ _RANGE = re.compile(rf"range\s*+\({_ARGUMENT},{_ARGUMENT}(?:,{_ARGUMENT})?\)", r
 AGGREGATE_IN_ITERATION = "Can't use aggregating expressions inside of expressions executing over lists"
 
 
-def check_query(query: str, params: dict[str, Any] | None = None, *, before_planning: bool = False) -> None:
+def check_query(query: str, params: dict[str, Any] | None = None) -> None:
     """Raise a SyntaxError (`CypherError`) if FalkorDB could not parse or plan `query` safely.
 
-    Linear in the query and its parameters; the text part is cached by query text. A client's
-    text `before_planning` may hold an aggregate in a list iteration: the planner splits that
-    (compat/apoc_functions.py), and the text FalkorDB reads is checked again.
+    Linear in the query and its parameters. (A client's query is checked through its cached
+    analysis instead, `falkordb.statement.analysed`, which defers one problem to after planning.)
     """
+    found = problem(query)
+    if found:
+        raise syntax_error(found)
+    check_ranges(query, params)
+
+
+def problem(query: str) -> str | None:
+    """What FalkorDB could not parse or plan safely in `query`'s text, or None (parameters aside:
+    `check_ranges`). Cached by text when short."""
     if len(query) > MAX_QUERY_CHARS:
-        raise syntax_error(f"The query is {len(query):,} characters long; the embedded FalkorDB "
-                           f"accepts at most {MAX_QUERY_CHARS:,}. Pass large values as parameters.")
-    problem = _scan(query) if len(query) <= _LONG_QUERY_CHARS else _scan_long(query)
-    if problem and not (before_planning and problem.startswith(AGGREGATE_IN_ITERATION)):
-        raise syntax_error(problem)
+        return (f"The query is {len(query):,} characters long; the embedded FalkorDB "
+                f"accepts at most {MAX_QUERY_CHARS:,}. Pass large values as parameters.")
+    return _scan(query) if len(query) <= _LONG_QUERY_CHARS else _scan.__wrapped__(query)
+
+
+def check_ranges(query: str, params: dict[str, Any] | None) -> None:
+    """`range()` calls whose bounds are literals or parameters stay within MAX_RANGE elements."""
     if "range" in query.lower():
         _check_ranges(code_only(query), params or {})
-
-
-def code_only(query: str) -> str:
-    """The query with strings, quoted names and comments blanked out (same length)."""
-    return _LEXEME.sub(lambda m: " " * len(m.group()), query)
 
 
 def check_map_size(value: dict, name: str) -> None:
@@ -410,13 +412,7 @@ def _word(scan: _Scan, word: str, prev_word: str, start: int) -> str | None:
     return None
 
 
-#: The same scan for long texts, with a small cache: the session checks a query before planning
-#: (in a thread when long) and the backend again before sending it.
-_scan_long = lru_cache(maxsize=8)(_scan.__wrapped__)
-
-
 def _check_ranges(query: str, params: dict[str, Any]) -> None:
-    """`range()` calls whose bounds are literals or parameters stay within MAX_RANGE elements."""
     for call in _RANGE.finditer(query):
         bounds = [_integer(arg, params) for arg in call.groups()]
         start, end, step = bounds[0], bounds[1], bounds[2] if call.group(3) else 1

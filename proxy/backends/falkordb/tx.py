@@ -34,7 +34,7 @@ from core.backend import Result, Transaction, TxConfig
 from proxy.backends.falkordb.errors import TIMED_OUT
 from proxy.backends.falkordb.graph import Graph
 from proxy.backends.falkordb.pair import ServerPair
-from proxy.backends.falkordb.statement import Statement
+from proxy.backends.falkordb.statement import Statement, read_first
 from core.errors import CypherError
 
 
@@ -45,7 +45,7 @@ class TxBackend(Protocol):
     pair: ServerPair
     lock_timeout: float
 
-    def statement(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement: ...
+    async def prepare(self, query: str, params: dict[str, Any] | None, mode: str) -> Statement: ...
 
     async def execute(self, graph: Graph, statement: Statement, timeout: float | None,
                       tx: FalkorDBTransaction | None = None) -> Result: ...
@@ -130,17 +130,12 @@ class FalkorDBTransaction(Transaction):
     async def run(self, query: str, params: dict[str, Any]) -> Result:
         self._check_usable()
         self._disarm()                               # a running statement is not idle
-        statement = self._backend.statement(query, params, self._config.mode)
         try:
-            if statement.may_write:
-                await self._start_writing()
-            return await self._execute(statement)
+            statement = await self._backend.prepare(query, params, self._config.mode)
+            return await read_first(statement, self._config.mode, self._execute, self._write)
         except CypherError as exc:
             if self._expired_because:                # expired while it ran (its error says why)
                 raise self._expired_error() from None
-            if exc.code == "Neo.ClientError.Statement.AccessMode" and self._config.mode != "r":
-                await self._start_writing()          # FalkorDB found a write the text scan missed
-                return await self._execute(statement.as_write())
             if isinstance(exc, WriteAborted):
                 await self._expire("a write ran past its timeout")
             elif exc.code == TIMED_OUT and self._deadline is not None:
@@ -149,7 +144,11 @@ class FalkorDBTransaction(Transaction):
         finally:
             self.touch()
 
-    async def _execute(self, statement) -> Result:
+    async def _write(self, statement: Statement) -> Result:
+        await self._start_writing()
+        return await self._execute(statement)
+
+    async def _execute(self, statement: Statement) -> Result:
         self._running = True
         try:
             return await self._backend.execute(self._graph, statement, self._remaining(), tx=self)

@@ -8,25 +8,16 @@ tests/integration/test_falkordb_upkeep.py, test_constraint_crashes.py):
 |---|---|---|
 | a label's matrix grows only when that label is used, while deleting a node clears it with a mask the size of the node table (fixed upstream in 4.20, #2104) | once the graph passed ~16k nodes, deleting nodes whose labels had not been used since leaves them in those labels' scans: `MATCH (n:L)` then returns deleted nodes, and reading or deleting one segfaults the server, again after every restart | before a statement that deletes, if nodes may have been created since the last time, one write creates and deletes a node carrying every label (`touch_query`): each label's matrix grows to the node table, on the primary and, through its effects, on the replica |
 | a write that fails or changes nothing can still add a label, type or property name, and its effects (replication, append-only file) do not carry it | the replica files the next new name under another id: it reads properties back wrong, fails with "undefined attribute" or crashes, and so does the primary when it replays its own files | when a write's text or parameters hold a name the primary may not have yet (`written_names`), the proxy reads the primary's names before it and, if the write failed or changed nothing, again after it; if they grew, the replica re-syncs in full, at once or after the transaction holding it (`ServerPair.heal_lost_names`) |
-| a MERGE of a relationship whose type the graph has never had drops the rows after the one that created it: under `UNWIND [1, 1] AS x`, `MERGE (a)-[r:T]->(b) RETURN x, id(r)` gives one row, two once `T` exists (measured on 4.16.3; TCK Merge5[14]) | rows missing from the answer without an error (the writes are right) | before a write whose MERGE names a relationship type the primary does not have (`merged_types`), one write creates and deletes a relationship of each such type between two unlabelled nodes (`register_types_query`), so that the MERGE finds its type in the schema |
+| a MERGE of a relationship whose type the graph has never had drops the rows after the one that created it: under `UNWIND [1, 1] AS x`, `MERGE (a)-[r:T]->(b) RETURN x, id(r)` gives one row, two once `T` exists (measured on 4.16.3; TCK Merge5[14]) | rows missing from the answer without an error (the writes are right) | before a write whose MERGE names a relationship type the primary does not have (`Effects.merged_types`, extensions/cypher/effects.py), one write creates and deletes a relationship of each such type between two unlabelled nodes (`register_types_query`), so that the MERGE finds its type in the schema |
 | a label whose range index has one field is loaded (a start from files, a replica's full sync) with its index missing every node whose value is numeric zero (0, 0.0, false), and values written later too; measured on 4.16.3 | `MATCH (n:L) WHERE n.k = 0` misses them; a unique constraint on that property looks up a violating write's node, finds nothing and dereferences NULL (`EnforceUniqueEntity`): the primary segfaulted, and again on every retry; a replica applying `GRAPH.CONSTRAINT CREATE` did too | after every load, before anything relies on the loaded server (start, a hold, an auto-commit write, a constraint command), those indexes are rebuilt on the primary (`rebuild_commands`), their unique constraints dropped and re-created around them; the replica rebuilds its own from the same commands |
 """
 
 from __future__ import annotations
 
-import re
 import secrets
 from typing import Any, Iterable, Iterator
 
-from core.errors import CypherError
-from extensions.cypher import ast as A
-from extensions.cypher.parser import parse
 from proxy.backends.falkordb.guards import TOKENS
-
-#: Statements that may delete nodes, and ones that may create them (growing the node table).
-DELETES = re.compile(r"(?<![\w.$`])DELETE(?![\w`])", re.I)
-CREATES = re.compile(r"(?<![\w.$`])(?:CREATE|MERGE)(?![\w`])", re.I)
-MERGES = re.compile(r"(?<![\w.$`])MERGE(?![\w`])", re.I)
 
 #: A longer write text (or parameters with more items) is not scanned for names: the primary's
 #: names are read before the write and compared after it, as for a write naming a new one.
@@ -134,19 +125,6 @@ def touch_query(labels: Iterable[str], constrained_keys: Iterable[str], property
     value = f"{TOUCH_MARK}{secrets.token_hex(8)}"
     properties = " {" + ", ".join(f"`{key}`: '{value}'" for key in keys) + "}" if keys else ""
     return f"CREATE (t{_labels(labels)}{properties}) DELETE t"
-
-
-def merged_types(text: str) -> set[str]:
-    """The relationship types the MERGE clauses of `text` name (empty when it has none, or when
-    the proxy's parser cannot read the text)."""
-    if not MERGES.search(text) or "[" not in text:
-        return set()
-    try:
-        query = parse(text)
-    except CypherError:
-        return set()
-    return {rel.types.name for merge in query.walk() if isinstance(merge, A.Merge)
-            for rel in merge.path.walk() if isinstance(rel, A.RelPattern) and isinstance(rel.types, A.LabelName)}
 
 
 def register_types_query(types: Iterable[str]) -> str | None:
