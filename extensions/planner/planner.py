@@ -38,7 +38,7 @@ from ..bridges import fractions
 from ..compat import apoc_upstream
 from ..dialect import alias_edits, triggered, triggers
 from . import bind, existence
-from .arguments import constant
+from ..cypher.constants import constant
 from .cycles import CycleGuard
 from .late import LateStep
 from ..cypher import ast as A
