@@ -21,10 +21,10 @@ from typing import Any
 from proxy.backends.falkordb.params import to_expression
 from core.errors import CypherError, argument_error
 
+from ..bridges.apoc_functions import cypher_type
 from ..cypher import ast as A
 from ..cypher.render import name as quote
 from ..plan_builder import PlanBuilder, reading_prefix, string
-from .apoc_functions import cypher_type
 from .dbms import neo4j_cypher
 
 _ENTITY = "keys(CASE WHEN typeOf({x}) IN ['Map', 'Node', 'Edge'] THEN {x} ELSE {{}} END)"

@@ -252,12 +252,6 @@ def _literal(value: Any) -> str:
     return repr(float(value))
 
 
-def _parsed(node: A.Node, ctx) -> list:
-    """No edit: the planner rewrites these (`plan`); the rule only makes it parse such queries."""
-    return []
-
-
-#: bridges.Rule's fields, as in apoc_functions.RULES: `size(`, a slice, a literal subscript of a property.
-RULES = ((A.FunctionCall, _parsed, ("size",), r"size\s*\("),
-         (A.Slice, _parsed, ("..",), r"\[\s*-?\d*\s*\.\."),
-         (A.Index, _parsed, ("[",), r"[\w`]\s*\[\s*-?\d+\s*\]"))
+#: (words, regex) that make the planner parse a query `plan` may rewrite (`planner/triggers.py`):
+#: `size(`, a slice, a literal subscript of a property.
+TRIGGERS = ((("size",), r"size\s*\("), (("..",), r"\[\s*-?\d*\s*\.\."), (("[",), r"[\w`]\s*\[\s*-?\d+\s*\]"))

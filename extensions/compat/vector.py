@@ -191,11 +191,6 @@ def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
     ]
 
 
-def _parsed(match: A.Match, ctx) -> list:
-    """No edit: the planner rewrites SEARCH with the index lookup (`_plan_search`); this rule only
-    makes it parse queries that hold a SEARCH (its trigger)."""
-    return []
-
-
-#: bridges.Rule's fields, as in apoc_functions.RULES.
-RULES = ((A.Match, _parsed, ("search",), r"\bsearch\s+[\w`]+\s+in\s*\("),)
+#: (words, regex) that make the planner parse a query holding a SEARCH, which the planner rewrites
+#: with the index lookup (`_plan_search`; `planner/triggers.py`).
+TRIGGERS = ((("search",), r"\bsearch\s+[\w`]+\s+in\s*\("),)

@@ -18,7 +18,7 @@ from core.errors import argument_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote
-from ..dialect import SET_VECTOR_PROCEDURES
+from ..bridges.spelling import SET_VECTOR_PROCEDURES
 from ..plan_builder import PlanBuilder, as_list, string, values_step, when
 
 

@@ -36,7 +36,6 @@ from core.values import Node, Relationship
 from .. import bridges, trimmed_index
 from ..bridges import fractions
 from ..compat import apoc_upstream
-from ..dialect import alias_edits, triggered, triggers
 from . import bind, existence
 from ..cypher.constants import constant
 from .cycles import CycleGuard
@@ -52,6 +51,7 @@ from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
 from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
 from .split import SplitProbe, node_rows
+from .triggers import serves_apoc, triggered, triggers
 from ..temporal import fraction, kinds
 from ..temporal.kinds import KindStore
 from ..temporal.query import compile_query
@@ -76,11 +76,12 @@ class ExtensionPlanner:
                  constraints=None, datetime_kinds: KindStore | None = None):
         self.registry = registry
         self.dialect = dialect
-        exact_temporals = dialect.has(Capability.EXACT_TEMPORALS)
-        #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py)
-        self.serve_apoc = dialect.has(Capability.NEO4J_CYPHER) and not dialect.has(Capability.APOC)
+        #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py),
+        #: the other bridge rules as on a Neo4j with APOC
+        self.serve_apoc = serves_apoc(dialect)
+        self._bridged_dialect = apoc_upstream.with_apoc(dialect) if self.serve_apoc else dialect
         #: the date-time kind written per property key (`temporal/kinds.py`), where the database loses it
-        self.datetime_kinds = None if exact_temporals else datetime_kinds
+        self.datetime_kinds = None if dialect.has(Capability.EXACT_TEMPORALS) else datetime_kinds
         #: where the existence constraints the proxy checks live (`NameStore.existence`), where
         #: the database has no constraint commands of Neo4j's
         self.constraints = None if dialect.has(Capability.SCHEMA_COMMANDS) else constraints
@@ -91,12 +92,9 @@ class ExtensionPlanner:
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
-        self._triggers = (triggers([e.name for e in registry], self._procedure_names(), self.dialect)
-                          + bridges.triggers(self.dialect) + (() if exact_temporals else TEMPORAL_TRIGGERS))
+        self._triggers = triggers([e.name for e in registry], self._procedure_names(), self.dialect)
         #: Neo4j analyses variables itself; the embedded database does not (cypher/semantics.py).
         self._analyse = not dialect.has(Capability.NEO4J_CYPHER)
-        if self.serve_apoc:
-            self._triggers += (apoc_upstream.TRIGGER,)
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -252,12 +250,10 @@ class ExtensionPlanner:
         command = self._command(tree)
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
-        edits = alias_edits(tree, self.registry.__contains__)
+        bridged = bridges.bridge(tree, query, self._bridged_dialect)
+        edits = bridged.edits
         if self.serve_apoc:                   # the one stand-in a Neo4j dialect needs: APOC in its Cypher
-            bridged = bridges.Bridged(edits=apoc_upstream.function_edits(tree, query, self.dialect))
-        else:
-            bridged = bridges.bridge(tree, query, self.dialect)
-        edits += bridged.edits
+            edits += apoc_upstream.function_edits(tree, query, self.dialect)
         derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
         conditional, zoned, refusals, ranges = bridged.conditional, bridged.zoned, bridged.refusals, bridged.ranges
         edits.sort(key=lambda e: (e[0], e[1]))
@@ -776,9 +772,6 @@ class _Rewriting:
 
 
 _MISSING = object()
-#: Queries that may be temporal work the planner answers in Python (temporal/query.py).
-TEMPORAL_TRIGGERS = tuple((word, re.compile(r"(?:date|time|duration)(?:\.\w+)?\s*\("))
-                          for word in ("date", "time", "duration"))
 #: EXPLAIN before a statement the planner passes through as it is.
 _EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
 

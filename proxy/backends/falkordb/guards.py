@@ -102,7 +102,7 @@ def check_query(query: str, params: dict[str, Any] | None = None, *, before_plan
 
     Linear in the query and its parameters; the text part is cached by query text. A client's
     text `before_planning` may hold an aggregate in a list iteration: the planner splits that
-    (compat/apoc_functions.py), and the text FalkorDB reads is checked again.
+    (bridges/apoc_functions.py), and the text FalkorDB reads is checked again.
     """
     if len(query) > MAX_QUERY_CHARS:
         raise syntax_error(f"The query is {len(query):,} characters long; the embedded FalkorDB "
