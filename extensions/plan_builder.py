@@ -49,8 +49,8 @@ class PlanBuilder(Protocol):
         """The backend's dialect the plan is for."""
 
     def scope(self, clause_index: int) -> Mapping[str, str]:
-        """The variables the clause at `clause_index` sees (name -> 'node', 'rel', 'path' or
-        'value'); `len(clauses)`: those after the last clause."""
+        """The variables the clause at `clause_index` sees (name -> a kind of `cypher/ast.py`:
+        'node', 'relationship', 'path', 'value', ...); `len(clauses)`: those after the last clause."""
 
     def render(self, node_or_span: A.Node | tuple[int, int]) -> str:
         """The text of a node (or span) with the edits made so far inside it."""
