@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 
-from extensions import dialect
+from extensions.planner.triggers import triggered, triggers
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.falkordb.guards import _scan
 from proxy.backends.falkordb.params import lift_long_strings
@@ -40,13 +40,13 @@ def _seconds(fn) -> float:
 
 
 def main() -> None:
-    pairs = dialect.triggers(["ts_avg", "distance"], ["pagerank"], FALKORDB)
+    pairs = triggers(["ts_avg", "distance"], ["pagerank"], FALKORDB)
     print(f"{'shape':28} {'guard 100k':>11} {'guard 1M':>10} {'ratio':>6} {'trigger 100k':>13} "
           f"{'trigger 1M':>11} {'ratio':>6} {'lift 100k':>10} {'lift 1M':>9}")
     for name, make in SHAPES.items():
         small, big = make(100_000), make(1_000_000)
         guard = [_seconds(lambda q=q: _scan.__wrapped__(q)) for q in (small, big)]
-        trigger = [_seconds(lambda q=q: dialect.triggered(q, pairs)) for q in (small, big)]
+        trigger = [_seconds(lambda q=q: triggered(q, pairs)) for q in (small, big)]
         lift = [_seconds(lambda q=q: lift_long_strings(q, {})) for q in (small, big)]
         print(f"{name:28} {guard[0] * 1e3:9.2f}ms {guard[1] * 1e3:8.1f}ms {guard[1] / guard[0]:6.1f} "
               f"{trigger[0] * 1e3:11.2f}ms {trigger[1] * 1e3:9.1f}ms {trigger[1] / trigger[0]:6.1f} "
@@ -54,7 +54,7 @@ def main() -> None:
     for n in (5_000, 20_000):
         text = "create " + "(" * n
         old = _seconds(lambda: OLD_CREATE_TRIGGER.search(text))
-        new = _seconds(lambda: dialect.triggered(text, pairs))
+        new = _seconds(lambda: triggered(text, pairs))
         print(f"baseline: old CREATE trigger regex on {n:,} brackets {old * 1e3:8.1f} ms; "
               f"now {new * 1e3:.2f} ms ({old / new:,.0f}x)")
 

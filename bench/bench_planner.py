@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from extensions import bridges, dialect
+from extensions.planner.triggers import triggered, triggers
 from extensions.cypher import semantics
 from extensions.cypher.parser import parse
 from extensions.planner.planner import ExtensionPlanner
@@ -59,8 +59,8 @@ def main() -> None:
     assert planner.plan(PLAIN_QUERY) is not None
 
     fast = _per_call(lambda: planner.plan(UNTOUCHED_QUERY), 20_000)
-    pairs = dialect.triggers([e.name for e in planner.registry], [], FALKORDB) + bridges.triggers(FALKORDB)   # the planner's
-    scan = _per_call(lambda: dialect.triggered(UNTOUCHED_QUERY, pairs) or semantics.suspect(UNTOUCHED_QUERY), 5_000)
+    pairs = triggers([e.name for e in planner.registry], [], FALKORDB)   # the planner's
+    scan = _per_call(lambda: triggered(UNTOUCHED_QUERY, pairs) or semantics.suspect(UNTOUCHED_QUERY), 5_000)
     bridged_warm = _per_call(lambda: planner.plan(PLAIN_QUERY), 20_000)
 
     def bridged_cold():

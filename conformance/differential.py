@@ -56,15 +56,15 @@ class Allowed:
             for p, d in zip(proxied, direct)) and len(proxied) == len(direct)
 
 
-#: The allow-list: every entry is a dialect bridge of `extensions/dialect.py` or of the FalkorDB
+#: The allow-list: every entry is a dialect bridge of `extensions/bridges/` or of the FalkorDB
 #: backend; anything else that differs is a regression.
 ALLOWED_DIFFERENCES = [
     Allowed("datetime() bridge",
-            "FalkorDB has no datetime(); extensions/dialect.py rewrites it to localdatetime(), so "
+            "FalkorDB has no datetime(); extensions/bridges/spelling.py rewrites it to localdatetime(), so "
             "the proxy answers (with FalkorDB's zone-less value) where FalkorDB fails",
             r"\bdatetime\s*\(", r"Unknown function 'datetime'"),
     Allowed("EXISTS { pattern } bridge",
-            "FalkorDB cannot parse EXISTS subqueries; extensions/dialect.py rewrites them to a "
+            "FalkorDB cannot parse EXISTS subqueries; extensions/bridges/spelling.py rewrites them to a "
             "pattern predicate",
             r"\bexists\s*\{", r"Invalid input"),
     Allowed("$1-style parameter names",

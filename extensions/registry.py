@@ -303,8 +303,8 @@ class CommandHandler:
 @dataclass(frozen=True)
 class ProcedureRewrite:
     """A procedure CALL the proxy rewrites into the backend's own (Neo4j's vector and fulltext
-    procedures onto FalkorDB's): `plan(part_planner, clause_index, clause)` adds the edit and the
-    steps, like the planner's own `plan_virtual`. `yields` as the Neo4j procedure has them."""
+    procedures onto FalkorDB's): `plan(planner, clause_index, clause)` adds the edit and the
+    steps through the `plan_builder.PlanBuilder` it is given, like the planner's own `plan_virtual`. `yields` as the Neo4j procedure has them."""
 
     name: str
     yields: tuple[str, ...]

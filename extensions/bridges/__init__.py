@@ -24,7 +24,8 @@ faithfully and what to do instead:
 - `point.distance(a, b)` -> Neo4j's haversine formula in metres (`points.py`);
 - SKIP/LIMIT: writes kept under `LIMIT 0`, counts past 32 bits clamped, expressions without
   variables computed as derived parameters (`limits.py`, `constants.py`);
-- APOC functions -> the FalkorDB expression with APOC's result (`compat/apoc_functions.py`);
+- APOC functions -> the FalkorDB expression with APOC's result (`apoc_functions.py`);
+- `std(x)` -> `stDev(x)`, an alias every backend gets (`aliases.py`);
 - relationship uniqueness and multiplicity in MATCH: relationships named, `r1 <> r2` /
   `r IS NOT NULL` added to the MATCH's WHERE (`uniqueness.py`);
 - EXPLAIN gets the CartesianProduct notification Neo4j derives from the plan (`notifications.py`);
@@ -65,26 +66,23 @@ from typing import Any
 from core.dialect import Capability, Dialect
 from core.errors import CypherError
 
-from ..compat import apoc_functions, stored_vectors, vector
 from ..cypher import ast as A
-from . import (aggregates, comprehensions, durations, empty_lengths, epoch, fixed_lengths, formatting, lazy_case, limits, literals,
-               nan_order, notifications, points, precedence, range_unions, ranges, regex, spelling, subqueries, temporal, temporal_order,
-               uniqueness, writes, zoned)
+from . import (aggregates, aliases, apoc_functions, comprehensions, durations, empty_lengths, epoch, fixed_lengths, formatting,
+               lazy_case, limits, literals, nan_order, notifications, points, precedence, range_unions, ranges, regex, spelling,
+               subqueries, temporal, temporal_order, uniqueness, writes, zoned)
 from .rule import RUNTIME_REFUSAL, Context, Derived, Edit, Rule
 
 RULES: tuple[Rule, ...] = (*spelling.RULES, *regex.RULES, *writes.RULES, *temporal.RULES, *uniqueness.RULES,
                            *limits.RULES, *subqueries.RULES, *lazy_case.RULES, *points.RULES, *precedence.RULES,
                            *aggregates.RULES, *nan_order.RULES, *temporal_order.RULES, *literals.RULES,
                            *comprehensions.RULES, *empty_lengths.RULES, *zoned.RULES, *durations.RULES, *epoch.RULES, *formatting.RULES,
-                           *(Rule(*fields, Capability.APOC) for fields in apoc_functions.RULES),
-                           *(Rule(*fields, Capability.PROCEDURES) for fields in vector.RULES),
-                           *(Rule(*fields, Capability.VECTORS) for fields in stored_vectors.RULES))
+                           *apoc_functions.RULES, *aliases.RULES)
 
 
 @cache
 def _rules(dialect: Dialect) -> tuple[Rule, ...]:
     """The rules `dialect` needs: those standing in for what it lacks."""
-    return tuple(rule for rule in RULES if not dialect.has(rule.stands_in_for))
+    return tuple(rule for rule in RULES if rule.needed_by(dialect))
 
 
 @cache
@@ -171,7 +169,7 @@ def derive(derived: dict[str, Derived], params: dict[str, Any], *, explain: bool
 
 
 def triggers(dialect: Dialect) -> tuple:
-    """(substring, regex) pairs of the rules `dialect` needs, in the shape `dialect.triggers` returns."""
+    """(substring, regex) pairs of the rules `dialect` needs (`planner/triggers.py` adds the planner's own)."""
     pairs = [(rule.words, rule.regex) for rule in _rules(dialect)]
     if not dialect.has(Capability.NEO4J_CYPHER):
         pairs += [*notifications.TRIGGERS, *ranges.TRIGGERS]

@@ -1,6 +1,6 @@
 """Label and relationship-type expressions (`:A|B`, `:!A`, `:A&B`, `:%`, `:$(expr)`) as boolean
 predicates of single-name tests, for FalkorDB, which reads only `:A:B` on nodes and `:A|B` on
-relationships in a pattern: `dialect.py` moves node label expressions into the MATCH's WHERE,
+relationships in a pattern: `spelling.py` moves node label expressions into the MATCH's WHERE,
 `uniqueness.py` relationship type expressions (it names every relationship of a MATCH)."""
 
 from __future__ import annotations

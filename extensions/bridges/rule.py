@@ -146,10 +146,15 @@ class Rule:
 
     A query can need the rule only if its lower-cased text holds one of `words` and matches
     `regex` (linear; both are cheap tests run before any parsing), and only on a backend whose
-    dialect lacks the capability the rule `stands_in_for`."""
+    dialect lacks the capability the rule `stands_in_for` (None: on every backend, for what no
+    database does, such as the proxy's aliases)."""
 
     node: type
     apply: Callable[[Any, Context], list[Edit]]
     words: tuple[str, ...]
     regex: str
-    stands_in_for: Capability = Capability.NEO4J_CYPHER
+    stands_in_for: Capability | None = Capability.NEO4J_CYPHER
+
+    def needed_by(self, dialect: Dialect) -> bool:
+        """Whether a backend of `dialect` needs the rule."""
+        return self.stands_in_for is None or not dialect.has(self.stands_in_for)

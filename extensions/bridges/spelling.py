@@ -42,10 +42,13 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from ..cypher.render import render
 from ..cypher.tokens import OP, tokenize
-from ..dialect import SET_VECTOR_PROCEDURES
 from .labels import label_predicate
 from .rule import Context, Edit, Rule
 from .uniqueness import unique_body
+
+#: Neo4j's procedures that store a vector on a node or a relationship (lower case; those with a
+#: key that is not a literal are probed late by `planner/late.py`).
+SET_VECTOR_PROCEDURES = frozenset({"db.create.setnodevectorproperty", "db.create.setrelationshipvectorproperty"})
 
 
 # ---------------------------------------------------------------- functions

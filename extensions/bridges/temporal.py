@@ -1,6 +1,6 @@
 """Temporal values FalkorDB cannot hold or misreads: rewrite exactly, or refuse; never change them.
 
-FalkorDB has no zoned temporal types: `dialect.py` runs `datetime(...)` as `localdatetime(...)`,
+FalkorDB has no zoned temporal types: `spelling.py` runs `datetime(...)` as `localdatetime(...)`,
 and FalkorDB's parser drops an offset or zone it finds in the string
 (`localdatetime('2024-01-01T10:00:00+02:00')` is 10:00, an instant two hours off). A value
 without a zone, or in UTC (`Z`, `+00:00`, `[UTC]`), is the same instant in UTC, which is how the
@@ -73,7 +73,7 @@ def _utc_hint(value: str) -> str:
     return f", datetime('{utc.isoformat()}Z')"
 
 
-#: Neo4j's constructors FalkorDB has (datetime() is run as localdatetime(), see dialect.py).
+#: Neo4j's constructors FalkorDB has (datetime() is run as localdatetime(), see spelling.py).
 KINDS = frozenset({"date", "localtime", "localdatetime", "datetime"})
 SUB_SECOND = frozenset({"millisecond", "microsecond", "nanosecond"})
 

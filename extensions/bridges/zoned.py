@@ -1,6 +1,6 @@
 """`datetime()` answers a zoned date-time in Neo4j; on FalkorDB it is a local date-time in UTC.
 
-The proxy runs `datetime(...)` as `localdatetime(...)` (`dialect.py`), refusing zones other than
+The proxy runs `datetime(...)` as `localdatetime(...)` (`spelling.py`), refusing zones other than
 UTC (`temporal.py`), so the value is the right instant in UTC; only its type is lost, because
 FalkorDB has a single date-time type. Where the query itself says which one a returned column
 is, the proxy gives it back as Neo4j would: a RETURN item `datetime(...)`, or a parameter sent

@@ -8,8 +8,9 @@ embedded FalkorDB): a real Neo4j behind the proxy answers its own.
 
 Rewrites rather than answers: `apoc_merge`/`apoc_refactor` (APOC writes with labels and types
 from the data), `vector` (Neo4j's vector and fulltext procedures, Cypher 25 SEARCH; fulltext
-queries in Lucene's syntax via `lucene`), `apoc_functions` and `apoc_maps` (APOC functions as
-FalkorDB expressions), `schema_commands` (named CREATE/DROP INDEX and CONSTRAINT).
+queries in Lucene's syntax via `lucene`), `apoc_maps` (APOC functions whose map keys come from
+the data; the others are a bridge rule, `bridges/apoc_functions.py`), `schema_commands` (named
+CREATE/DROP INDEX and CONSTRAINT).
 """
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ from typing import Any
 from proxy.backends.falkordb.params import to_expression
 from core.errors import CypherError, argument_error
 
+from ..bridges.apoc_functions import cypher_type
 from ..cypher import ast as A
 from ..cypher.render import name as quote
-from ..planner.late import LateStep, reading_prefix, string
-from .apoc_functions import cypher_type
+from ..plan_builder import PlanBuilder, reading_prefix, string
 from .dbms import neo4j_cypher
 
 _ENTITY = "keys(CASE WHEN typeOf({x}) IN ['Map', 'Node', 'Edge'] THEN {x} ELSE {{}} END)"
@@ -136,7 +136,7 @@ def calls_in(clause: A.Clause) -> list[A.FunctionCall]:
     return [n for n in found if id(n) not in inner]
 
 
-def plan(planner, clause_index: int, clause: A.Clause) -> None:
+def plan(planner: PlanBuilder, clause_index: int, clause: A.Clause) -> None:
     """Each call in `clause`: a probe of its distinct key lists, rendered per run."""
     for call in calls_in(clause):
         if call.lower_name in VALUE_FUNCTIONS:
@@ -147,17 +147,16 @@ def plan(planner, clause_index: int, clause: A.Clause) -> None:
             raise argument_error(f"{function.name}() takes {function.arity} arguments, got "
                                  f"{len(call.args)}. Usage: {function.signature}")
         args = [planner.render(arg) for arg in call.args]
-        var = f"__apocKey{next(planner.counter)}"
+        var = f"__apocKey{planner.fresh()}"
         key_list, value = function.dialect(neo4j_cypher(planner.dialect))
         keys = key_list(args, var)
         lines = _probe_prefix(planner, clause_index, call)
         lines.append(f"RETURN DISTINCT {keys} AS __value")
-        marker = f"\x00late{next(planner.counter)}\x00"
-        planner.steps.append(LateStep("\n".join(lines), marker, _renderer(function, value, args, keys, var)))
+        marker = planner.add_late("\n".join(lines), _renderer(function, value, args, keys, var))
         planner.add_edit((*call.span, marker))
 
 
-def _probe_prefix(planner, clause_index: int, call: A.FunctionCall) -> list[str]:
+def _probe_prefix(planner: PlanBuilder, clause_index: int, call: A.FunctionCall) -> list[str]:
     """The reading clauses the probe of `call`'s values needs."""
     if not any(call.find_all(A.Variable)):
         return []
@@ -170,22 +169,20 @@ def _probe_prefix(planner, clause_index: int, call: A.FunctionCall) -> list[str]
                              "from the query's input, before the call.") from None
 
 
-def _plan_value(planner, clause_index: int, call: A.FunctionCall, function: ValueFunction) -> None:
+def _plan_value(planner: PlanBuilder, clause_index: int, call: A.FunctionCall, function: ValueFunction) -> None:
     if len(call.args) != 1:
         raise argument_error(f"{function.name}() takes 1 argument on the embedded database (no JSON path), "
                              f"got {len(call.args)}. Usage: {function.signature}")
     arg = planner.render(call.args[0])
     lines = _probe_prefix(planner, clause_index, call)
     lines.append(f"RETURN DISTINCT {arg} AS __value")
-    marker = f"\x00late{next(planner.counter)}\x00"
 
     def render(values: list[Any]) -> str:
         branches = [f"WHEN {to_expression(v)} THEN {_literal(function.compute(v), function)}"
                     for v in values if v is not None]
         return f"(CASE {arg} {' '.join(branches)} END)" if branches else "null"
 
-    planner.steps.append(LateStep("\n".join(lines), marker, render))
-    planner.add_edit((*call.span, marker))
+    planner.add_edit((*call.span, planner.add_late("\n".join(lines), render)))
 
 
 def _literal(value: Any, function: ValueFunction) -> str:

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.planner.late import as_list, string, values_step, when
-from extensions.planner.calls import yielded
+from extensions.plan_builder import PlanBuilder, as_list, call_tail, carried, string, values_step, when, yielded
 from extensions.registry import ProcedureRewrite
 from core.dialect import Capability
 from core.errors import argument_error
@@ -23,7 +22,7 @@ from core.errors import argument_error
 from .apoc_refactor import MERGE_NODES
 
 
-def _properties(planner, expr: A.Expr | None, what: str) -> str:
+def _properties(planner: PlanBuilder, expr: A.Expr | None, what: str) -> str:
     """`{k: v}` for a MERGE pattern: the identifying properties must be a map literal."""
     if expr is None or (isinstance(expr, A.MapLiteral) and not expr.items):
         return ""
@@ -33,7 +32,7 @@ def _properties(planner, expr: A.Expr | None, what: str) -> str:
     return " " + planner.render(expr)
 
 
-def _sets(planner, var: str, on_create: A.Expr | None, on_match: A.Expr | None) -> str:
+def _sets(planner: PlanBuilder, var: str, on_create: A.Expr | None, on_match: A.Expr | None) -> str:
     out = ""
     for keyword, expr in (("ON CREATE SET", on_create), ("ON MATCH SET", on_match)):
         if expr is not None and not (isinstance(expr, A.MapLiteral) and not expr.items):
@@ -41,13 +40,13 @@ def _sets(planner, var: str, on_create: A.Expr | None, on_match: A.Expr | None) 
     return out
 
 
-def _conditions(var: str, identity: A.Expr | None, planner) -> list[str]:
+def _conditions(var: str, identity: A.Expr | None, planner: PlanBuilder) -> list[str]:
     if not isinstance(identity, A.MapLiteral):
         return []
     return [f"{var}.{quote(key)} = {planner.render(value)}" for key, value in identity.items]
 
 
-def _plan_node(planner, clause_index: int, clause: A.CallProcedure) -> None:
+def _plan_node(planner: PlanBuilder, clause_index: int, clause: A.CallProcedure) -> None:
     args = list(clause.args or ())
     if not 2 <= len(args) <= 4:
         raise argument_error(f"apoc.merge.node() takes 2 to 4 arguments. Usage: {MERGE_NODE.signature}")
@@ -57,7 +56,7 @@ def _plan_node(planner, clause_index: int, clause: A.CallProcedure) -> None:
     pattern = _properties(planner, identity, "apoc.merge.node")
     sets = _sets(planner, "__m", on_create, on_match)
     label_list = planner.render(labels)
-    carried = ", ".join(quote(n) for n in planner.scopes[clause_index]) or "*"
+    kept = ", ".join(carried(planner, clause_index)) or "*"
     conditions = _conditions(node, identity, planner)
 
     def render(values: list) -> str:
@@ -69,13 +68,13 @@ def _plan_node(planner, clause_index: int, clause: A.CallProcedure) -> None:
         matches = [f"({label_list} = [{', '.join(map(string, ls))}] AND {node}"
                    f"{''.join(':' + quote(x) for x in ls)})" for ls in sets_of_labels] or ["false"]
         where = " AND ".join(conditions + ["(" + " OR ".join(matches) + ")"])
-        return f"{' '.join(merges)} WITH {carried} MATCH ({node}) WHERE {where}"
+        return f"{' '.join(merges)} WITH {kept} MATCH ({node}) WHERE {where}"
 
     marker = values_step(planner, clause_index, labels, render, each=False)
-    planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
+    planner.add_edit((*clause.span, marker + call_tail(planner, clause, fields, names)))
 
 
-def _plan_relationship(planner, clause_index: int, clause: A.CallProcedure) -> None:
+def _plan_relationship(planner: PlanBuilder, clause_index: int, clause: A.CallProcedure) -> None:
     args = list(clause.args or ())
     if not 5 <= len(args) <= 6:
         raise argument_error(f"apoc.merge.relationship() takes 5 or 6 arguments. Usage: {MERGE_RELATIONSHIP.signature}")
@@ -88,7 +87,7 @@ def _plan_relationship(planner, clause_index: int, clause: A.CallProcedure) -> N
     sets = _sets(planner, "__r", on_create, on_match)
     type_expr = planner.render(rel_type)
     a, b = quote(start.name), quote(end.name)
-    carried = ", ".join(quote(n) for n in planner.scopes[clause_index]) or "*"
+    kept = ", ".join(carried(planner, clause_index)) or "*"
     conditions = _conditions(rel, identity, planner)
 
     def render(values: list) -> str:
@@ -96,32 +95,32 @@ def _plan_relationship(planner, clause_index: int, clause: A.CallProcedure) -> N
         merges = [when(f"{type_expr} = {string(t)}", f"MERGE ({a})-[__r:{quote(t)}{pattern}]->({b}){sets}")
                   for t in types]
         where = " AND ".join(conditions + [f"type({rel}) = {type_expr}"])
-        return f"{' '.join(merges)} WITH {carried} MATCH ({a})-[{rel}]->({b}) WHERE {where}"
+        return f"{' '.join(merges)} WITH {kept} MATCH ({a})-[{rel}]->({b}) WHERE {where}"
 
     marker = values_step(planner, clause_index, rel_type, render, each=False)
-    planner.add_edit((*clause.span, marker + planner.call_tail(clause, fields, names)))
+    planner.add_edit((*clause.span, marker + call_tail(planner, clause, fields, names)))
 
 
-def _plan_add_labels(planner, clause_index: int, clause: A.CallProcedure) -> None:
+def _plan_add_labels(planner: PlanBuilder, clause_index: int, clause: A.CallProcedure) -> None:
     args = list(clause.args or ())
     if len(args) != 2:
         raise argument_error(f"apoc.create.addLabels() takes 2 arguments. Usage: {ADD_LABELS.signature}")
     nodes, labels = args
     fields, names = yielded(ADD_LABELS, clause)
     node = quote(names.get("node", "node"))
-    each = f"__added{next(planner.counter)}"
+    each = f"__added{planner.fresh()}"
     label_list = as_list(planner.render(labels))
-    carried = [quote(n) for n in planner.scopes[clause_index] if quote(n) != node]
+    kept = [n for n in carried(planner, clause_index) if n != node]
 
     def render(values: list) -> str:
         added = sorted({v for v in values if isinstance(v, str)})
         sets = " ".join(when(f"{string(v)} IN {label_list}", f"SET {each}:{quote(v)}") for v in added)
-        return f"{sets} WITH {', '.join(carried + [f'{each} AS {node}'])}" if added else \
-            f"WITH {', '.join(carried + [f'{each} AS {node}'])}"
+        return f"{sets} WITH {', '.join(kept + [f'{each} AS {node}'])}" if added else \
+            f"WITH {', '.join(kept + [f'{each} AS {node}'])}"
 
     marker = values_step(planner, clause_index, labels, render, each=True)
     unwind = f"UNWIND {as_list(planner.render(nodes))} AS {each} "
-    planner.add_edit((*clause.span, unwind + marker + planner.call_tail(clause, fields, names)))
+    planner.add_edit((*clause.span, unwind + marker + call_tail(planner, clause, fields, names)))
 
 
 MERGE_NODE = ProcedureRewrite(

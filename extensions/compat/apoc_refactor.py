@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from extensions.planner.calls import yielded
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.planner.late import LateStep, reading_prefix, string, when
+from extensions.plan_builder import PlanBuilder, call_tail, carried, reading_prefix, string, when, yielded
 from extensions.registry import ProcedureRewrite
 from core.dialect import Capability
 from core.errors import argument_error
@@ -44,13 +43,13 @@ def _config(clause: A.CallProcedure) -> tuple[str, bool]:
     return strategy, bool(config.get("mergeRels", False))
 
 
-def _plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
+def _plan(planner: PlanBuilder, clause_index: int, clause: A.CallProcedure) -> None:
     strategy, merge_rels = _config(clause)
     fields, names = yielded(MERGE_NODES, clause)
-    n = next(planner.counter)
+    n = planner.fresh()
     ns, first, row, out, into, keep = (f"__{w}{n}" for w in ("ns", "first", "row", "out", "in", "keep"))
-    carried = [quote(v) for v in planner.scopes[clause_index]]
-    keys = ", ".join(carried + [ns, row, first])
+    kept = carried(planner, clause_index)
+    keys = ", ".join(kept + [ns, row, first])
     nodes = planner.render(clause.args[0])
     others = f"tail({ns})"
 
@@ -60,21 +59,20 @@ def _plan(planner, clause_index: int, clause: A.CallProcedure) -> None:
                 f"WITH {keys}{', ' + out if name == into else ''}, collect(CASE WHEN __r{n} IS NULL OR {skip} "
                 f"THEN null ELSE [type(__r{n}), properties(__r{n}), __x{n}] END) AS {name} ")
 
-    text = (f"WITH {', '.join(carried + [f'{nodes} AS {ns}', f'rand() AS {row}'])} "
-            f"WITH {', '.join(carried + [ns, row, f'head({ns}) AS {first}'])} WHERE {first} IS NOT NULL "
+    text = (f"WITH {', '.join(kept + [f'{nodes} AS {ns}', f'rand() AS {row}'])} "
+            f"WITH {', '.join(kept + [ns, row, f'head({ns}) AS {first}'])} WHERE {first} IS NOT NULL "
             + collected("({o})-[{r}]->({x})", out, "false")
             + collected("({o})<-[{r}]-({x})", into, f"__x{n} IN {others}")
             + _properties(strategy, first, others, keep, keys, out, into))
-    marker = f"\x00late{next(planner.counter)}\x00"
     probe = reading_prefix(planner, clause_index, clause.args[0]) if any(clause.args[0].find_all(A.Variable)) else []
     probe.append(f"UNWIND {nodes} AS __n WITH __n WHERE __n IS NOT NULL "
                  "OPTIONAL MATCH (__n)-[__r]-() WITH __n, collect(DISTINCT type(__r)) AS __types "
                  "RETURN DISTINCT [labels(__n), __types] AS __value")
-    planner.steps.append(LateStep("\n".join(probe), marker, _renderer(n, first, ns, out, into, merge_rels)))
+    marker = planner.add_late("\n".join(probe), _renderer(n, first, ns, out, into, merge_rels))
     node = quote(names.get("node", "node"))
     text += (f"{marker} FOREACH (__o IN {others} | DETACH DELETE __o) "
-             f"WITH {', '.join(carried + [f'{first} AS {node}'])}")
-    planner.add_edit((*clause.span, text + planner.call_tail(clause, fields, names)))
+             f"WITH {', '.join(kept + [f'{first} AS {node}'])}")
+    planner.add_edit((*clause.span, text + call_tail(planner, clause, fields, names)))
 
 
 def _properties(strategy: str, first: str, others: str, keep: str, keys: str, out: str, into: str) -> str:

@@ -8,7 +8,7 @@ installed (`APOC_INSTALLED`: its procedures are listed by SHOW PROCEDURES; the a
 per database, so APOC installed later is seen after a restart) and, when it is not, plans the
 queries naming APOC with `served`, a planner for the dialect `lacking_apoc`, whose registry
 serves the census's procedures and which rewrites the APOC functions into Neo4j's Cypher
-(`apoc_functions.NEO4J_FORMS`, `apoc_maps`' Neo4j texts); the schema shims read with Neo4j's
+(`bridges/apoc_functions.NEO4J_FORMS`, `apoc_maps`' Neo4j texts); the schema shims read with Neo4j's
 Cypher (`graph_schema.NEO4J_READS`, `schema_catalog`'s SHOW INDEXES / SHOW CONSTRAINTS).
 APOC's writes with labels and types from the data (`apoc.merge.node`, `apoc.merge.relationship`,
 `apoc.create.addLabels`, `apoc.refactor.mergeNodes`) are rewritten as on the embedded database,
@@ -32,16 +32,16 @@ from core.backend import Result, TxConfig
 from core.dialect import Capability, Dialect
 from core.errors import CypherError
 
+from ..bridges.apoc_functions import NEO4J_RULES
 from ..bridges.rule import Context, Edit
 from ..cypher import ast as A
 from ..registry import ProcedureRewrite, Registry, VirtualProcedure
-from .apoc_functions import NEO4J_RULES
 
 log = logging.getLogger("cypher_proxy")
 
 #: Whether the database has APOC: one row, a count of its procedures.
 APOC_INSTALLED = "SHOW PROCEDURES YIELD name WHERE name STARTS WITH 'apoc.' RETURN count(name) AS n"
-#: The trigger of the Neo4j function rewrite (`dialect.triggers`' shape): an APOC function call.
+#: The trigger of the Neo4j function rewrite (`planner/triggers.py`'s shape): an APOC function call.
 TRIGGER = ("apoc.", re.compile(r"apoc\.[\w.]+\s*\("))
 _CALL = re.compile(r"\bcall\s+`?(apoc\.[\w.]+)", re.I)
 _FUNCTION = re.compile(r"(apoc\.[\w.]+)\s*\(", re.I)
@@ -52,6 +52,12 @@ def lacking_apoc(dialect: Dialect) -> Dialect:
     shims, and APOC's writes with labels from the data as on the embedded database: conditional
     MERGEs per label the probe finds, plain Cypher), and the planner rewrites APOC's functions."""
     return replace(dialect, name=f"{dialect.name} without APOC", native=dialect.native - {Capability.APOC})
+
+
+def with_apoc(dialect: Dialect) -> Dialect:
+    """`dialect` with APOC: the bridge rules a Neo4j without APOC needs besides the APOC rewrite
+    into its own Cypher (`function_edits`), which the embedded database's APOC rules are not."""
+    return replace(dialect, native=dialect.native | {Capability.APOC})
 
 
 def without_apoc(registry: Registry) -> Registry:

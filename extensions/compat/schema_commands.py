@@ -17,7 +17,7 @@ from typing import Any
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.planner.arguments import constant
+from extensions.cypher.constants import constant
 from extensions.registry import CommandHandler
 from core.backend import ListResult, Summary
 from core.errors import CypherError, argument_error

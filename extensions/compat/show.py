@@ -15,7 +15,8 @@ from extensions.registry import CallContext, VirtualProcedure
 from core.dialect import Capability
 from core.errors import CypherError
 
-from . import apoc_functions, apoc_maps
+from ..bridges import apoc_functions
+from . import apoc_maps
 from .dbms import procedure_rows
 from .schema_catalog import CONSTRAINT_TYPES, Entry, NameStore, read_catalog
 

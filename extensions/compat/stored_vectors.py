@@ -39,7 +39,7 @@ from typing import Any
 from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A
-from ..planner.late import LateStep, reading_prefix
+from ..plan_builder import PlanBuilder, reading_prefix, writes_before
 
 VECTOR = "'Vectorf32'"
 #: The most vector lengths one size() is written for (each adds two vectors to the query's text).
@@ -51,13 +51,12 @@ REFUSAL = (
     f"the lengths the proxy found among the query's vectors before it ran (at most {MAX_LENGTHS}); this row's "
     "vector has another length. Keep fewer lengths per property, or store the length in a property of its "
     "own. (A limit of the embedded FalkorDB; Neo4j accepts this query.)")
-_WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 #: The most entries and elements the lookup of elements and slices is written with (its text grows
 #: with them; the probe reads every vector the query could see, about 0.7 ms per 1536 floats).
 MAX_LOOKUP = 100_000
 
 
-def plan(planner, clause_index: int, clause: A.Clause) -> None:
+def plan(planner: PlanBuilder, clause_index: int, clause: A.Clause) -> None:
     """Rewrite the `size()` calls and slices of stored vectors in `clause` (FalkorDB only)."""
     for node in list(clause.walk()):
         if isinstance(node, A.FunctionCall) and node.lower_name == "size" and len(node.args) == 1 \
@@ -74,31 +73,21 @@ def _read_property(expr: A.Expr) -> A.Property | None:
     return expr if isinstance(expr, A.Property) and isinstance(expr.expr, A.Variable) else None
 
 
-def _probe_lines(planner, clause_index: int, clause: A.Clause, expr: A.Expr) -> list[str] | None:
+def _probe_lines(planner: PlanBuilder, clause_index: int, clause: A.Clause, expr: A.Expr) -> list[str] | None:
     """The reading clauses that bind `expr`'s variables for a probe (the clause's own pattern when
     `expr` is in a MATCH), or None when they cannot be read back (a write before, a variable of
     a list comprehension)."""
-    if any(isinstance(c, _WRITES) for c in planner.part.clauses[:clause_index + 1]):
+    if writes_before(planner, clause_index):
         return None
     try:
         if isinstance(clause, A.Match) and not clause.optional:
             lines = reading_prefix(planner, clause_index, A.Literal(None))
             lines.append(f"MATCH {planner.render(clause.pattern)}")
-            bound = set(planner.scopes[clause_index + 1])
+            bound = set(planner.scope(clause_index + 1))
             return lines if {v.name for v in expr.find_all(A.Variable)} <= bound else None
         return reading_prefix(planner, clause_index, expr)
     except CypherError:
         return None
-
-
-def _marker(planner) -> str:
-    return f"\x00late{next(planner.counter)}\x00"
-
-
-def _late(planner, probe: list[str], render: Callable[[list[Any]], str]) -> str:
-    marker = _marker(planner)
-    planner.steps.append(LateStep("\n".join(probe), marker, render))
-    return marker
 
 
 # ------------------------------------------------------------------ size()
@@ -129,17 +118,15 @@ def _either(value: str, name: str, vector: Callable[[str], str], other: Callable
             f" + [{name}v IN [{name}] WHERE typeOf({name}v) = {VECTOR} | {vector(name + 'v')}])[0]][0]")
 
 
-def _plan_size(planner, clause_index: int, clause: A.Clause, call: A.FunctionCall) -> None:
+def _plan_size(planner: PlanBuilder, clause_index: int, clause: A.Clause, call: A.FunctionCall) -> None:
     arg = call.args[0]
     lines = _probe_lines(planner, clause_index, clause, arg)
     if lines is None:
         return
     value = planner.render(arg)
     vectors = "\n".join(lines + [f"WITH {value} AS __v WHERE typeOf(__v) = {VECTOR}"])
-    name, original = f"__vec{next(planner.counter)}", planner.render(call)
-    if REFUSAL not in planner.refusals:
-        from ..bridges.rule import Refusal          # bridges/ imports this module for its RULES
-        planner.refusals.append(Refusal(REFUSAL))
+    name, original = f"__vec{planner.fresh()}", planner.render(call)
+    planner.may_refuse(REFUSAL)
 
     def render(found: list[Any]) -> str:
         lengths = _lengths(found)
@@ -147,8 +134,7 @@ def _plan_size(planner, clause_index: int, clause: A.Clause, call: A.FunctionCal
             return original
         return _either(value, name, lambda v: vector_size(v, lengths, f"{v}d"), lambda v: f"size({v})")
 
-    planner.steps.append(LateStep(f"{vectors} RETURN [min(__v), max(__v)]", marker := _marker(planner), render,
-                                  lambda found: _next_gap(vectors, found)))
+    marker = planner.add_late(f"{vectors} RETURN [min(__v), max(__v)]", render, lambda found: _next_gap(vectors, found))
     planner.add_edit((*call.span, marker))
 
 
@@ -216,14 +202,14 @@ def _element_access(node: A.Index | A.Slice) -> tuple[A.Property, str] | None:
     return None
 
 
-def _plan_element(planner, clause_index: int, clause: A.Clause, node: A.Index | A.Slice) -> None:
+def _plan_element(planner: PlanBuilder, clause_index: int, clause: A.Clause, node: A.Index | A.Slice) -> None:
     prop, form = _element_access(node)
     lines = _probe_lines(planner, clause_index, clause, prop)
     if lines is None:
         return
     owner, value = planner.render(prop.expr), planner.render(prop)
     lines.append(f"WITH {owner} WHERE typeOf({value}) = {VECTOR} RETURN [id({owner}), {value}]")
-    access, name = _access(node), f"__vec{next(planner.counter)}"
+    access, name = _access(node), f"__vec{planner.fresh()}"
     suffix = planner.text[prop.span[1]:node.span[1]] if form == "direct" else _slice_text(planner, node)
     original = planner.render(node)
 
@@ -249,10 +235,10 @@ def _plan_element(planner, clause_index: int, clause: A.Clause, node: A.Index | 
         return f"{planner.text[collect.span[0]:collect.args[0].span[0]]}{element})" \
                f"{planner.text[collect.span[1]:node.expr.span[1]]}"
 
-    planner.add_edit((*node.span, _late(planner, lines, render)))
+    planner.add_edit((*node.span, planner.add_late("\n".join(lines), render)))
 
 
-def _slice_text(planner, node: A.Slice) -> str:
+def _slice_text(planner: PlanBuilder, node: A.Slice) -> str:
     """`[a..b]` of `collect(v.key)[i][a..b]`."""
     return planner.text[node.expr.span[1]:node.span[1]]
 
@@ -266,12 +252,6 @@ def _literal(value: Any) -> str:
     return repr(float(value))
 
 
-def _parsed(node: A.Node, ctx) -> list:
-    """No edit: the planner rewrites these (`plan`); the rule only makes it parse such queries."""
-    return []
-
-
-#: bridges.Rule's fields, as in apoc_functions.RULES: `size(`, a slice, a literal subscript of a property.
-RULES = ((A.FunctionCall, _parsed, ("size",), r"size\s*\("),
-         (A.Slice, _parsed, ("..",), r"\[\s*-?\d*\s*\.\."),
-         (A.Index, _parsed, ("[",), r"[\w`]\s*\[\s*-?\d+\s*\]"))
+#: (words, regex) that make the planner parse a query `plan` may rewrite (`planner/triggers.py`):
+#: `size(`, a slice, a literal subscript of a property.
+TRIGGERS = ((("size",), r"size\s*\("), (("..",), r"\[\s*-?\d*\s*\.\."), (("[",), r"[\w`]\s*\[\s*-?\d+\s*\]"))

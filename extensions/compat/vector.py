@@ -16,8 +16,7 @@ from typing import Any
 
 from extensions.cypher import ast as A
 from extensions.cypher.render import name as quote
-from extensions.planner.calls import yielded
-from extensions.planner.plan import VirtualStep
+from extensions.plan_builder import PlanBuilder, call_tail, carried, yielded
 from extensions.registry import CallContext, ProcedureRewrite, VirtualProcedure
 from core.dialect import Capability
 from core.errors import CypherError, argument_error
@@ -80,14 +79,16 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
     vector = kind == "VECTOR"
     found = "node" if entity == "NODE" else "relationship"
 
-    def plan(planner, clause_index: int, clause: A.CallProcedure | A.Match) -> None:
+    def plan(planner: PlanBuilder, clause_index: int, clause: A.CallProcedure | A.Match) -> None:
         if isinstance(clause, A.Match):
             return _plan_search(planner, clause_index, clause, lookup, native)
         args = clause.args or ()
         if not arity[0] <= len(args) <= arity[1]:
             raise argument_error(f"{name}() takes {arity[0]} to {arity[1]} arguments. Usage: {signature}")
         fields, names_ = yielded(rewrite, clause)
-        param = f"__v{next(planner.counter)}"
+        translated = not vector and isinstance(args[1], (A.Literal, A.Parameter))
+        param = planner.add_virtual(lookup, (args[0], args[1]) if translated else (args[0],),
+                                    [["", "", "cosine"] if vector else ["", "", "", [], []]])
         distance = f"__d{param[3:]}"
         node = quote(names_.get(found, found)) if found in fields else f"__n{param[3:]}"
         score = quote(names_.get("score", "score"))
@@ -103,15 +104,11 @@ def _search(names: NameStore, name: str, native: str, kind: str, signature: str,
             if constant and clause_index == 0:
                 call += _with_list_hits(param, node, distance)
             value = distance
-        carried = [quote(n) for n in planner.scopes[clause_index]]
-        text = f"{call} WITH {', '.join(carried + [node, f'{value} AS {score}'])}"
+        text = f"{call} WITH {', '.join(carried(planner, clause_index) + [node, f'{value} AS {score}'])}"
         limit = args[2].get("limit") if not vector and len(args) == 3 and isinstance(args[2], A.MapLiteral) else None
         if limit is not None and clause_index == 0:                  # options {limit: n}
             text += f" ORDER BY {score} DESC LIMIT {planner.render(limit)}"
-        planner.add_edit((*clause.span, text + planner.call_tail(clause, fields, names_)))
-        planner.placeholders[param] = [["", "", "cosine"] if vector else ["", "", "", [], []]]
-        translated = not vector and isinstance(args[1], (A.Literal, A.Parameter))
-        planner.steps.append(VirtualStep(lookup, param, (args[0], args[1]) if translated else (args[0],)))
+        planner.add_edit((*clause.span, text + call_tail(planner, clause, fields, names_)))
 
     rewrite = ProcedureRewrite(name, (found, "score"), plan, signature,
                                f"Query the {kind.lower()} index by name (on FalkorDB's {native}).")
@@ -146,7 +143,7 @@ def _with_list_hits(param: str, node: str, distance: str) -> str:
             f"WITH __x{n}[0] AS {node}, __x{n}[1] AS {distance} ORDER BY {distance} DESC")
 
 
-def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualProcedure, native: str) -> None:
+def _plan_search(planner: PlanBuilder, clause_index: int, clause: A.Match, lookup: VirtualProcedure, native: str) -> None:
     """Cypher 25's `MATCH pattern SEARCH v IN (VECTOR INDEX idx FOR q [WHERE w] LIMIT k) SCORE AS s`:
     the index's k nearest, `CALL <native>(...) YIELD node AS v`, then the MATCH with `v` bound
     (which keeps the pattern rows whose `v` is one of them). A WHERE inside SEARCH filters before
@@ -155,18 +152,19 @@ def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualPro
     if clause.optional:
         raise argument_error("OPTIONAL MATCH ... SEARCH is not available on the embedded database; use MATCH "
                              "... SEARCH, or CALL db.index.vector.queryNodes() in an OPTIONAL CALL.")
-    param = f"__v{next(planner.counter)}"
+    count = (A.Literal(_COUNT),) if search.where is not None else ()
+    param = planner.add_virtual(lookup, (A.Literal(search.index), *count), [["", "", "cosine", 0]])
     distance, var, ranked, pair = (f"__d{param[3:]}", quote(search.var.name), f"__r{param[3:]}",
                                    f"__p{param[3:]}")
     yield_node = "node" if var == "node" else f"node AS {var}"
-    carried = [quote(n) for n in planner.scopes[clause_index] if n != search.var.name]
+    kept = [n for n in carried(planner, clause_index) if n != var]
     score = [f"{_SCORE.format(p=param, d=distance)} AS {quote(search.score.name)}"] if search.score else []
     query, limit = planner.render(search.query), planner.render(search.limit)
     if search.where is None:
         head = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger({limit}), vecf32({query})) "
-                f"YIELD {yield_node}, score AS {distance} WITH {', '.join(carried + [var] + score)} ")
+                f"YIELD {yield_node}, score AS {distance} WITH {', '.join(kept + [var] + score)} ")
     else:
-        if carried:
+        if kept:
             raise argument_error("SEARCH ... WHERE (in-index filtering) is available on the embedded database "
                                  "only in the query's first MATCH; filter after the SEARCH instead.")
         head = (f"CALL {native}(${param}[0][0], ${param}[0][1], toInteger(${param}[0][3]), vecf32({query})) "
@@ -176,9 +174,6 @@ def _plan_search(planner, clause_index: int, clause: A.Match, lookup: VirtualPro
                 f"WITH {', '.join([f'{pair}[0] AS {var}'] + score).replace(distance, f'{pair}[1]')} ")
     planner.add_edit((clause.span[0], clause.span[0], head))
     planner.add_edit((*search.span, ""))
-    planner.placeholders[param] = [["", "", "cosine", 0]]
-    count = (A.Literal(_COUNT),) if search.where is not None else ()
-    planner.steps.append(VirtualStep(lookup, param, (A.Literal(search.index), *count)))
 
 
 def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
@@ -196,11 +191,6 @@ def search_rewrites(names: NameStore) -> list[ProcedureRewrite]:
     ]
 
 
-def _parsed(match: A.Match, ctx) -> list:
-    """No edit: the planner rewrites SEARCH with the index lookup (`_plan_search`); this rule only
-    makes it parse queries that hold a SEARCH (its trigger)."""
-    return []
-
-
-#: bridges.Rule's fields, as in apoc_functions.RULES.
-RULES = ((A.Match, _parsed, ("search",), r"\bsearch\s+[\w`]+\s+in\s*\("),)
+#: (words, regex) that make the planner parse a query holding a SEARCH, which the planner rewrites
+#: with the index lookup (`_plan_search`; `planner/triggers.py`).
+TRIGGERS = ((("search",), r"\bsearch\s+[\w`]+\s+in\s*\("),)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import difflib
 
 from core.dialect import Dialect
-from core.errors import argument_error, syntax_error
+from core.errors import argument_error
 
 from ..cypher import ast as A
 from .plan import LocalCall
+from ..plan_builder import yielded
 from ..registry import Procedure, Registry, VirtualProcedure
 
 
@@ -21,16 +22,6 @@ def scalar_values(procedure: Procedure) -> bool:
 
 def algorithm_value(procedure: Procedure, row: str, field: str) -> str:
     return row if scalar_values(procedure) else f"{row}[{procedure.yields.index(field) - 1}]"
-
-
-def yielded(procedure: Procedure | VirtualProcedure, clause: A.CallProcedure | A.Show) -> tuple[list[str], dict[str, str]]:
-    """The fields a CALL yields (all of them without YIELD or with YIELD *) and their aliases."""
-    fields = [y.field for y in clause.yields] if clause.yields else list(procedure.yields)
-    unknown = [f for f in fields if f not in procedure.yields]
-    if unknown:
-        raise syntax_error(f"Unknown procedure output: `{unknown[0]}`. {procedure.name}() yields "
-                           f"{', '.join(procedure.yields) or 'nothing'}.")
-    return fields, {y.field: y.name for y in clause.yields or ()}
 
 
 def show_procedure(registry: Registry, dialect: Dialect, clause: A.Show) -> VirtualProcedure | None:

@@ -18,9 +18,8 @@ from core.errors import argument_error
 
 from ..cypher import ast as A
 from ..cypher.render import name as quote
-from ..dialect import SET_VECTOR_PROCEDURES
-
-_WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
+from ..bridges.spelling import SET_VECTOR_PROCEDURES
+from ..plan_builder import PlanBuilder, as_list, string, values_step, when
 
 
 @dataclass
@@ -34,66 +33,11 @@ class LateStep:
     follow: Callable[[list[Any]], str | None] | None = None
 
 
-def as_list(expr: str) -> str:
-    """A label expression as a list of labels (`$(x)` takes a string or a list of strings)."""
-    return f"(CASE typeOf({expr}) WHEN 'List' THEN {expr} ELSE [{expr}] END)"
-
-
-def when(condition: str, body: str) -> str:
-    """`body` (updating clauses) for the rows where `condition` holds."""
-    return f"FOREACH (__x IN CASE WHEN {condition} THEN [1] ELSE [] END | {body})"
-
-
-def values_step(planner, clause_index: int, expr: A.Expr, render: Callable[[list[Any]], str],
-                *, each: bool) -> str:
-    """Add a LateStep for the distinct values of `expr` before clause `clause_index`; returns the
-    marker to put in the rewritten text. `each`: the elements of the value (a label list), not
-    the values themselves."""
-    lines = reading_prefix(planner, clause_index, expr) if any(expr.find_all(A.Variable)) else []
-    text = planner.render(expr)
-    lines.append(f"UNWIND {as_list(text)} AS __value RETURN DISTINCT __value" if each
-                 else f"RETURN DISTINCT {text} AS __value")
-    marker = f"\x00late{next(planner.counter)}\x00"
-    planner.steps.append(LateStep("\n".join(lines), marker, render))
-    return marker
-
-
-def reading_prefix(planner, clause_index: int, expr: A.Expr) -> list[str]:
-    """The clauses before `clause_index` that bind what `expr` reads, writes left out; projections
-    keep only what is still known. Rows may be more than the query's (a superset of values)."""
-    known: set[str] = set()
-    lines: list[str] = []
-    for index, clause in enumerate(planner.part.clauses[:clause_index]):
-        added = set(planner.scopes[index + 1]) - set(planner.scopes[index])
-        reads = {v.name for v in clause.find_all(A.Variable)}
-        if isinstance(clause, _WRITES) or isinstance(clause, (A.CallProcedure, A.CallSubquery)):
-            continue
-        if isinstance(clause, A.With) and not clause.star:
-            items = [i for i in clause.items
-                     if {v.name for v in i.expr.find_all(A.Variable)} <= known]
-            if not items:
-                known = set()
-                continue
-            lines.append("WITH " + ", ".join(planner.render(i) for i in items))
-            known = {i.name(planner.text) for i in items}
-            continue
-        if isinstance(clause, (A.Unwind, A.Match)) and (reads - added) <= known:
-            lines.append(planner.render(clause))
-            known |= added
-    needed = {v.name for v in expr.find_all(A.Variable)}
-    if not needed <= known:
-        raise argument_error(
-            f"A label or type computed from {', '.join(sorted(needed - known))} needs values written "
-            "earlier in the same query; on the embedded database compute it from the query's input "
-            "(parameters, UNWIND, MATCH) instead.")
-    return lines
-
-
 def dynamic(labels: A.LabelExpr | None) -> A.DynamicLabel | None:
     return labels if isinstance(labels, A.DynamicLabel) else None
 
 
-def plan_dynamic_labels(planner, clause_index: int, clause: A.Clause) -> None:
+def plan_dynamic_labels(planner: PlanBuilder, clause_index: int, clause: A.Clause) -> None:
     """`SET n:$(e)` / `REMOVE n:$(e)`: one conditional SET/REMOVE per label the probe finds."""
     if isinstance(clause, (A.Create, A.Merge)):
         return plan_pattern_labels(planner, clause_index, clause)
@@ -125,7 +69,7 @@ def label_branches(keyword: str, target: str, labels_expr: str, *, strict: bool 
     return render
 
 
-def plan_vector_property(planner, clause_index: int, clause: A.CallProcedure) -> None:
+def plan_vector_property(planner: PlanBuilder, clause_index: int, clause: A.CallProcedure) -> None:
     """`CALL db.create.setNodeVectorProperty(n, key, v)` with a key that is not a literal (a
     parameter, or a value per row): one conditional `SET n.key = vecf32(v)` per distinct key."""
     node, key, vector = clause.args
@@ -161,7 +105,7 @@ def pattern_dynamic_labels(clause: A.Create | A.Merge) -> list[A.DynamicLabel]:
     return list(pattern.find_all(A.DynamicLabel))
 
 
-def plan_pattern_labels(planner, clause_index: int, clause: A.Create | A.Merge) -> None:
+def plan_pattern_labels(planner: PlanBuilder, clause_index: int, clause: A.Create | A.Merge) -> None:
     """`CREATE (n:$(e))`, `MERGE (n:$(e) {id: $id})`, `[:$(t)]`: the labels the expression takes,
     written into the pattern. The pattern is one text for all rows, so the expression must take one
     value in the query (a parameter, a literal, or a value that is the same on every row), except
@@ -192,11 +136,6 @@ def plan_pattern_labels(planner, clause_index: int, clause: A.Create | A.Merge) 
         planner.add_edit((*label.span, values_step(planner, clause_index, label.expr, render, each=False)))
 
 
-def string(value: str) -> str:
-    """A Cypher string literal."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def _per_row_created_labels(clause: A.Create) -> dict[A.NodePattern, A.DynamicLabel]:
     """CREATE's nodes with one `$(e)` label that reads variables (so may differ between rows)."""
     found = {}
@@ -207,14 +146,14 @@ def _per_row_created_labels(clause: A.Create) -> dict[A.NodePattern, A.DynamicLa
     return found
 
 
-def _plan_created_label(planner, clause_index: int, clause: A.Create, node: A.NodePattern,
+def _plan_created_label(planner: PlanBuilder, clause_index: int, clause: A.Create, node: A.NodePattern,
                         label: A.DynamicLabel) -> None:
     """`CREATE (n:Base:$(row.type))` -> `CREATE (n:Base)` and, after the clause, one conditional
     `SET n:T` per label the probe finds (an anonymous node gets a variable)."""
     colon = planner.text.rindex(":", node.span[0], label.span[0])
     planner.add_edit((colon, label.span[1], ""))
     if node.var is None:
-        target = f"__created{next(planner.counter)}"
+        target = f"__created{planner.fresh()}"
         planner.add_edit((node.span[0] + 1, node.span[0] + 1, target))
     else:
         target = quote(node.var.name)

@@ -7,9 +7,10 @@
 - otherwise the query is parsed and planned once per text (`probe.py`):
   the probes run through the same runner (so they see the open transaction's writes), the
   evaluators compute the values (off the event loop for big batches), and the rewritten query
-  runs with the values bound as parameters (`bind.py`); a probe whose calls' nodes and values
-  vary independently runs as two smaller probes (`split.py`), and probe rows are reused while
-  the graph is unchanged (`probe_cache.py`);
+  runs with the values bound as parameters (`bind.py`'s forms, `kernels.py`'s batch work, and
+  `runners.py`'s rewriting of later queries); a probe whose calls' nodes and values vary
+  independently runs as two smaller probes (`split.py`), and probe rows are reused while the
+  graph is unchanged (`probe_cache.py`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -20,25 +21,22 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable
 from functools import lru_cache, partial
-from itertools import count, repeat
-from operator import itemgetter
+from itertools import count
 from typing import Any
 
 import numpy as np
 
 from core.backend import ListResult, Result, Summary
 from core.dialect import Capability, Dialect
-from core.errors import CypherError, argument_error, database_error, syntax_error
-from core.values import Node, Relationship
+from core.errors import CypherError, argument_error, syntax_error
 
 from .. import bridges, trimmed_index, trimmed_keys
 from ..bridges import fractions
 from ..compat import apoc_upstream
-from ..dialect import alias_edits, triggered, triggers
-from . import bind, existence
-from .arguments import constant
+from . import existence, kernels
+from ..cypher.constants import constant
 from .cycles import CycleGuard
 from .late import LateStep
 from ..cypher import ast as A
@@ -47,11 +45,13 @@ from ..cypher.parser import parse
 from ..cypher.tokens import MalformedLiteral
 from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
-from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep, cut_param, seek_param
+from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from ..registry import CallContext, GraphContext, NodeRef, PropertyRef, Registry, RelationshipRef, ValueColumn
+from .runners import Rewriting, bound_edits, graph_context
+from ..registry import CallContext, Registry
 from .split import SplitProbe, node_rows
+from .triggers import serves_apoc, triggered, triggers
 from ..temporal import fraction, kinds
 from ..temporal.kinds import KindStore
 from ..temporal.query import compile_query
@@ -64,9 +64,6 @@ _PLAN_INLINE_CHARS = 65_536
 #: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
 SMALL_PRODUCT = 10_000
 PRODUCT_RATIO = 100
-#: An algorithm CALL whose query needs at most 1 / SEEK_RATIO of its rows seeks them by identity
-#: rather than scanning every node for its bound value.
-SEEK_RATIO = 4
 
 
 class ExtensionPlanner:
@@ -76,11 +73,12 @@ class ExtensionPlanner:
                  constraints=None, datetime_kinds: KindStore | None = None):
         self.registry = registry
         self.dialect = dialect
-        exact_temporals = dialect.has(Capability.EXACT_TEMPORALS)
-        #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py)
-        self.serve_apoc = dialect.has(Capability.NEO4J_CYPHER) and not dialect.has(Capability.APOC)
+        #: behind a Neo4j without APOC: APOC functions rewritten into Neo4j's Cypher (compat/apoc_upstream.py),
+        #: the other bridge rules as on a Neo4j with APOC
+        self.serve_apoc = serves_apoc(dialect)
+        self._bridged_dialect = apoc_upstream.with_apoc(dialect) if self.serve_apoc else dialect
         #: the date-time kind written per property key (`temporal/kinds.py`), where the database loses it
-        self.datetime_kinds = None if exact_temporals else datetime_kinds
+        self.datetime_kinds = None if dialect.has(Capability.EXACT_TEMPORALS) else datetime_kinds
         #: where the existence constraints the proxy checks live (`NameStore.existence`), where
         #: the database has no constraint commands of Neo4j's
         self.constraints = None if dialect.has(Capability.SCHEMA_COMMANDS) else constraints
@@ -91,12 +89,9 @@ class ExtensionPlanner:
         self.plan = lru_cache(maxsize=_CACHE_SIZE)(self._decide)
         self._steps = {ProbeStep: self._run_probe, AlgorithmStep: self._run_algorithm,
                        VirtualStep: self._run_virtual, JoinStep: self._run_join}
-        self._triggers = (triggers([e.name for e in registry], self._procedure_names(), self.dialect)
-                          + bridges.triggers(self.dialect) + (() if exact_temporals else TEMPORAL_TRIGGERS))
+        self._triggers = triggers([e.name for e in registry], self._procedure_names(), self.dialect)
         #: Neo4j analyses variables itself; the embedded database does not (cypher/semantics.py).
         self._analyse = not dialect.has(Capability.NEO4J_CYPHER)
-        if self.serve_apoc:
-            self._triggers += (apoc_upstream.TRIGGER,)
 
     def _procedure_names(self) -> list[str]:
         return ([p.name for p in self.registry.procedures()]
@@ -154,7 +149,7 @@ class ExtensionPlanner:
                 if isinstance(step, LateStep):
                     text = text.replace(step.marker, step.render([]))
                 elif isinstance(step, ProbeStep):                  # nothing bound: no cut
-                    for marker, nothing in _edits(step, {}):
+                    for marker, nothing in bound_edits(step, {}):
                         text = text.replace(marker, nothing)
             result = await runner.run(text, {**params, **plan.placeholders})
             if plan.cartesian:
@@ -166,13 +161,13 @@ class ExtensionPlanner:
         for step in plan.steps:
             if isinstance(step, LateStep):
                 found = await self._late_values(step, {**params, **values}, runner)
-                runner = _Rewriting(runner, [(step.marker, step.render(found))])   # later probes read it too
+                runner = Rewriting(runner, [(step.marker, step.render(found))])   # later probes read it too
             else:
                 bound = await self._run_step(step, {**params, **values}, runner)
                 values.update(bound)
-                if edits := _edits(step, bound):
-                    runner = _Rewriting(runner, edits)
-        if isinstance(runner, _Rewriting):
+                if edits := bound_edits(step, bound):
+                    runner = Rewriting(runner, edits)
+        if isinstance(runner, Rewriting):
             text = runner.rewrite(text)
         result = await self._refusing(plan, self._run_statement(text, {**params, **values}, runner,
                                                                 plan.prefix == "EXPLAIN"))
@@ -254,12 +249,10 @@ class ExtensionPlanner:
         command = self._command(tree)
         if command is not None:
             return Plan(body=query, prefix=tree.prefix, steps=[], placeholders={}, command=command)
-        edits = alias_edits(tree, self.registry.__contains__)
+        bridged = bridges.bridge(tree, query, self._bridged_dialect)
+        edits = bridged.edits
         if self.serve_apoc:                   # the one stand-in a Neo4j dialect needs: APOC in its Cypher
-            bridged = bridges.Bridged(edits=apoc_upstream.function_edits(tree, query, self.dialect))
-        else:
-            bridged = bridges.bridge(tree, query, self.dialect)
-        edits += bridged.edits
+            edits += apoc_upstream.function_edits(tree, query, self.dialect)
         derived, cartesian, after = bridged.derived, bridged.cartesian, bridged.after
         conditional, zoned, refusals, ranges = bridged.conditional, bridged.zoned, bridged.refusals, bridged.ranges
         edits.sort(key=lambda e: (e[0], e[1]))
@@ -401,17 +394,17 @@ class ExtensionPlanner:
     async def _bind(self, site: Site, rows: list[list[Any]], runner, params: dict[str, Any]) -> dict[str, Any]:
         """The parameters of one call; a big batch is computed in a worker thread."""
         if len(rows) > site.ext.offload_above:
-            distinct = await asyncio.to_thread(_distinct_arguments, site, rows, self.dialect)
+            distinct = await asyncio.to_thread(kernels.distinct_arguments, site, rows, self.dialect)
         else:
-            distinct = _distinct_arguments(site, rows, self.dialect)
+            distinct = kernels.distinct_arguments(site, rows, self.dialect)
         return await self._compute(site, distinct, runner, site.ext.offload(len(rows)), params)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
                        params: dict[str, Any]) -> dict[str, Any]:
         prepared = await self._prepared(site, lambda: list(distinct.values()), runner)
         if offload:
-            return await asyncio.to_thread(_bind_distinct, site, distinct, prepared, params)
-        return _bind_distinct(site, distinct, prepared, params)
+            return await asyncio.to_thread(kernels.bind_distinct, site, distinct, prepared, params)
+        return kernels.bind_distinct(site, distinct, prepared, params)
 
     async def _prepared(self, site: Site, arguments, runner) -> tuple:
         """The extra arguments of the site's evaluate functions: what its `prepare` (if any)
@@ -456,14 +449,14 @@ class ExtensionPlanner:
                 or site.args[site.index_arg].kind != "node":
             return None
         groups = await self._node_ids(split, params, runner)
-        value_side = _value_side(split.sites[0], await self._value_rows(split, params, runner), self.dialect)
+        value_side = kernels.value_side(split.sites[0], await self._value_rows(split, params, runner), self.dialect)
         if len(value_side) != 1:
             return None
         scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
                                             *next(iter(value_side.values())))
         values = np.concatenate([np.zeros(0), *scored])
         keys = [key for _, ids, keys in groups for key in (ids.tolist() if keys is None else keys)]
-        return _bind_cut(site, keys, values, params)
+        return kernels.bind_cut(site, keys, values, params)
 
     async def _node_ids(self, split: SplitProbe, params: dict[str, Any], runner) -> list[tuple]:
         """The node probe's nodes as (labels, internal ids array, lookup keys) per label set;
@@ -498,7 +491,7 @@ class ExtensionPlanner:
         groups = await result.fetch(-1)
         await result.consume()
         nodes = node_rows(groups)
-        sides = [_node_side(plan, nodes, self.dialect) for plan in split.sites]
+        sides = [kernels.node_side(plan, nodes, self.dialect) for plan in split.sites]
         if key is not None:
             cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
         return sides
@@ -506,12 +499,12 @@ class ExtensionPlanner:
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
                                params: dict[str, Any]) -> dict[str, Any]:
         offload = site.ext.offload(len(node_side) * len(values_rows))
-        value_side = _value_side(plan, values_rows, self.dialect)
+        value_side = kernels.value_side(plan, values_rows, self.dialect)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
         if offload:
-            return await asyncio.to_thread(_bind_product, site, node_side, value_side, prepared, params)
-        return _bind_product(site, node_side, value_side, prepared, params)
+            return await asyncio.to_thread(kernels.bind_product, site, node_side, value_side, prepared, params)
+        return kernels.bind_product(site, node_side, value_side, prepared, params)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
         bound = [None if expr is None else constant(expr, params) for expr in step.bound]
@@ -538,14 +531,14 @@ class ExtensionPlanner:
             else:
                 computed = procedure.evaluate(arguments, rows)
         if scalar_values(procedure):
-            return _bind_values(step, computed, params)
+            return kernels.bind_values(step, computed, params)
         return step.lookup.bind((key, (), list(row)) for key, row in computed.items())
 
 
     async def _run_virtual(self, step: VirtualStep, params: dict[str, Any], runner) -> dict[str, Any]:
         arguments = [constant(arg, params) for arg in step.arguments]
         rows = await step.procedure.answer(self._call_context(runner), arguments)
-        return {step.param: _bindable(rows)}
+        return {step.param: kernels.bindable(rows)}
 
     async def _answer_locally(self, call: LocalCall, prefix: str | None, params: dict[str, Any],
                               runner) -> Result:
@@ -580,245 +573,5 @@ class ExtensionPlanner:
 _QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 
-def graph_context(runner, typed: Callable[..., Result] | None = None) -> GraphContext:
-    """What an evaluator may know of the graph `runner`'s queries see; `typed(result, text=,
-    params=)` gives the stored date-times they read their kinds (`kinds.typed`, for describe())."""
-
-    async def run(query: str, params: dict[str, Any]) -> Result:
-        result = await runner.run(query, params)
-        return result if typed is None else typed(result, text=query, params=params)
-
-    async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
-        result = await run(query, params)
-        rows = await result.fetch(-1)
-        await result.consume()
-        return rows
-
-    async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
-        result = await run(query, params)
-        while rows := await result.fetch(batch):
-            yield rows
-        await result.consume()
-    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.dialect)
-
-
-def _bind_values(step: AlgorithmStep, computed: Mapping[Any, tuple], params: dict[str, Any]) -> dict[str, Any]:
-    """One value per node -> the parameters of the rows the query needs (`reduce.py`): a few
-    are bound as [identity, value] pairs the rewritten CALL seeks (`AlgorithmStep.edits`), many
-    as the lookup its scan of every node reads."""
-    if isinstance(computed, ValueColumn):
-        ids, values = computed.ids, computed.values
-    else:
-        ids = np.array(list(computed), dtype=object)
-        values = np.array([value for (value,) in computed.values()])
-    keep = step.reduction.keep(values, params) if step.reduction is not None else None
-    if keep is not None:
-        ids, values = ids[keep], values[keep]
-        if len(ids) * SEEK_RATIO <= len(keep):
-            return {seek_param(step.lookup.param): [list(pair) for pair in zip(ids.tolist(), values.tolist())]}
-    return step.lookup.bind(zip(ids.tolist(), repeat(()), values.tolist()))
-
-
-def _bindable(value: Any) -> Any:
-    """Rows as a database takes them as a parameter: neither FalkorDB's (literals) nor Neo4j's take
-    a node, so the virtual nodes and relationships of schema procedures travel as their property maps."""
-    if isinstance(value, list):
-        return [_bindable(v) for v in value]
-    if isinstance(value, (Node, Relationship)):
-        return _bindable(value.properties)
-    if isinstance(value, dict):
-        return {k: _bindable(v) for k, v in value.items()}
-    return value
-
-
-def _distinct_arguments(site: Site, rows: list[list[Any]], dialect: Dialect) -> dict[tuple, tuple]:
-    """Probe rows -> {key: argument tuple}, one entry per distinct argument tuple.
-
-    Rows are deduplicated by the database-computed index and keys before any argument object
-    is built, and each node's `NodeRef` is built once.
-    """
-    index_col = None
-    if site.index_arg is not None:
-        arg = site.args[site.index_arg]
-        index_col = arg.id_col if dialect.integer_ids else arg.eid_col
-    makers = [_argument_maker(arg, dialect) for arg in site.args]
-    key_of = _key_getter(index_col, site.key_cols)
-    distinct: dict[tuple, tuple] = {}
-    for row in rows:
-        key = key_of(row)
-        if key in distinct or (index_col is not None and key[0] is None):
-            continue
-        args = tuple([make(row) for make in makers])
-        if _MISSING not in args:
-            distinct[key] = args
-    return distinct
-
-
-def _node_side(plan, nodes: list[list[Any]], dialect: Dialect) -> dict[Any, tuple]:
-    """Node rows of a separated probe -> {node index: node-side arguments} (see `split.py`)."""
-    makers = [_argument_maker(arg, dialect) for arg in plan.node_args]
-    index = plan.node_args[plan.index]
-    id_col = index.id_col if dialect.integer_ids else index.eid_col
-    side: dict[Any, tuple] = {}
-    for row in nodes:
-        if row[id_col] not in side:
-            side[row[id_col]] = tuple([make(row) for make in makers])
-    return side
-
-
-def _value_side(plan, values_rows: list[list[Any]], dialect: Dialect) -> dict[tuple, tuple]:
-    """Value rows of a separated probe -> {value keys: value-side arguments}; each combination
-    with a node side's entry is one distinct argument tuple."""
-    makers = [_argument_maker(arg, dialect) for arg in plan.value_args]
-    side: dict[tuple, tuple] = {}
-    for row in values_rows:
-        key = tuple([row[col] for col in plan.value_keys])
-        if key not in side:
-            side[key] = tuple([make(row) for make in makers])
-    return side
-
-
-def _bind_product(site: Site, node_side: dict, value_side: dict, prepared: tuple,
-                  params: dict[str, Any]) -> dict[str, Any]:
-    """The site's values for node side x value side -> its parameters (a grid: a row per node)."""
-    nodes, values = list(node_side.values()), list(value_side.values())
-    if not nodes or not values:              # no rows (or a write between the two probes)
-        return site.lookup.bind([])
-    width = len(values)
-    ext = site.ext
-    if ext.evaluate_product is not None:
-        rows = ext.evaluate_product(nodes, values, *prepared)
-        if len(rows) != len(nodes) or any(len(row) != width for row in rows):
-            raise database_error(f"{ext.name}() returned a product of the wrong shape for "
-                                 f"{len(nodes)} x {width} inputs")
-    else:
-        flat = ext.evaluate([a + b for a in nodes for b in values], *prepared)
-        if len(flat) != len(nodes) * width:
-            raise database_error(f"{ext.name}() returned {len(flat)} values for {len(nodes) * width} inputs")
-        rows = [flat[i:i + width] for i in range(0, len(flat), width)]
-    if site.reduction is not None and width == 1:
-        return _bind_cut(site, list(node_side), [row[0] for row in rows], params)
-    return site.lookup.bind_grid(list(node_side), list(value_side), rows)
-
-
-def _bind_distinct(site: Site, distinct: dict[tuple, tuple], prepared: tuple,
-                   params: dict[str, Any]) -> dict[str, Any]:
-    """`evaluate` once over the distinct argument tuples -> the site's parameters."""
-    values = site.ext.evaluate(list(distinct.values()), *prepared) if distinct else []
-    if len(values) != len(distinct):
-        raise database_error(f"{site.ext.name}() returned {len(values)} values for {len(distinct)} inputs")
-    if site.reduction is not None:
-        return _bind_cut(site, [key[0] for key in distinct], values, params)
-    return site.lookup.bind((key[0], key[1:], value) for key, value in zip(distinct, values))
-
-
-def _bind_cut(site: Site, nodes: list, values: list | np.ndarray, params: dict[str, Any]) -> dict[str, Any]:
-    """One value per node (a list, or an array of numbers with NaN for null) -> the parameters of
-    the nodes whose rows the query needs (`reduce.plan_projection`), flagged so that the text
-    drops the others (`Site.edits`); the kept nodes whose value is null are bound apart
-    (`Site.nulls`). All of them when a value is not a number."""
-    if isinstance(values, np.ndarray):
-        numbers, null = values, np.isnan(values)
-        values = np.where(null, None, values).tolist() if null.any() else values.tolist()
-    else:
-        numbers, null = _numbers(values), np.array([v is None for v in values], dtype=bool)
-    keep = site.reduction.keep(numbers, params) if numbers is not None and numbers.dtype.kind in "if" else None
-    if keep is None:
-        return site.lookup.bind_grid(nodes, [()], [[value] for value in values])
-    kept = np.flatnonzero(keep & ~null).tolist()
-    nulls = np.flatnonzero(keep & null).tolist()
-    bound = site.lookup.bind_grid([nodes[i] for i in kept], [()], [[values[i]] for i in kept])
-    bound.update(site.nulls.bind_grid([nodes[i] for i in nulls], [()], [[True]] * len(nulls)))
-    return {**bound, cut_param(site.lookup.param): True}
-
-
-def _numbers(values: list) -> np.ndarray | None:
-    """The values as an array of numbers (NaN for null); None when one is neither, or an integer
-    a float would round."""
-    if any(isinstance(v, bool) or not isinstance(v, (int, float, type(None))) for v in values):
-        return None
-    if any(v is None for v in values):
-        if any(isinstance(v, int) and abs(v) > 2**53 for v in values):
-            return None
-        return np.array([np.nan if v is None else v for v in values], dtype=float)
-    return np.array(values)
-
-
-def _edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
-    """(text, replacement) for the forms `bound` takes that the planned text does not read:
-    grid calls bound sparse, calls bound for the rows the query needs, algorithm rows bound to
-    be sought."""
-    if isinstance(step, ProbeStep):
-        return (bind.sparse_edits((site.lookup for site in step.sites), bound)
-                + [edit for site in step.sites for edit in site.edits(bound)])
-    if isinstance(step, AlgorithmStep):
-        return step.edits(bound)
-    return []
-
-
-class _Rewriting:
-    """A runner whose queries read values in the form they were bound in (`_edits`), and the
-    late edits' texts where their markers are."""
-
-    def __init__(self, runner, edits: list[tuple[str, str]]):
-        if isinstance(runner, _Rewriting):
-            runner, edits = runner._runner, runner._edits + edits
-        self._runner, self._edits = runner, edits
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._runner, name)
-
-    def rewrite(self, text: str) -> str:
-        for old, new in self._edits:
-            text = text.replace(old, new)
-        return text
-
-    async def run(self, query: str, params: dict[str, Any]) -> Result:
-        return await self._runner.run(self.rewrite(query), params)
-
-
-_MISSING = object()
-#: Queries that may be temporal work the planner answers in Python (temporal/query.py).
-TEMPORAL_TRIGGERS = tuple((word, re.compile(r"(?:date|time|duration)(?:\.\w+)?\s*\("))
-                          for word in ("date", "time", "duration"))
 #: EXPLAIN before a statement the planner passes through as it is.
 _EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
-
-
-def _key_getter(index_col: int | None, key_cols: list[int]):
-    """row -> (index or None, key1, key2, ...), the identity of a distinct argument tuple."""
-    if index_col is None:
-        if not key_cols:
-            return lambda row: (None,)
-        getter = itemgetter(*key_cols)
-        return (lambda row: (None, getter(row))) if len(key_cols) == 1 else (lambda row: (None, *getter(row)))
-    if not key_cols:
-        return lambda row: (row[index_col],)
-    return itemgetter(index_col, *key_cols)
-
-
-def _argument_maker(arg, dialect: Dialect):
-    """A function: probe row -> this argument as the evaluator gets it
-    (NodeRef/PropertyRef/RelationshipRef/value)."""
-    if arg.kind == "value":
-        return itemgetter(arg.value_col)
-    refs: dict[Any, Any] = {}
-
-    def make(row):
-        entity_id = row[arg.id_col]
-        if entity_id is None:
-            return _MISSING
-        ref = refs.get(entity_id)
-        if ref is None:
-            element_id = str(entity_id) if dialect.integer_ids else row[arg.eid_col]
-            refs[entity_id] = ref = _reference(arg, entity_id, element_id, row)
-        return ref
-    return make
-
-
-def _reference(arg, entity_id: int, element_id: str, row) -> NodeRef | PropertyRef | RelationshipRef:
-    if arg.kind == "relationship":
-        return RelationshipRef(entity_id, element_id, row[arg.labels_col])
-    node = NodeRef(entity_id, element_id, tuple(row[arg.labels_col] or ()),
-                   {name: row[col] for name, col in arg.prop_cols})
-    return PropertyRef(node, arg.key) if arg.kind == "property" else node

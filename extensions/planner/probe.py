@@ -18,16 +18,18 @@ from core.dialect import Capability, Dialect
 from core.errors import argument_error
 
 from . import bind, late, reduce
+from ..bridges.rule import Refusal
 from ..compat import apoc_maps, stored_vectors
 from ..cypher import ast as A
 from ..cypher.semantics import AGGREGATES
 from ..cypher.render import name as quote_name
 from ..cypher.splice import outermost, splice as splice_text
 from ..cypher.tokens import IDENT, tokenize
-from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure, yielded
+from .calls import algorithm_value, check_not_optional, check_parameters, show_arguments, show_procedure
 from .plan import AlgorithmStep, ArgPlan, ProbeStep, Site, VirtualStep, seek_param
 from .scopes import imported, plannable, scope_after
-from ..registry import ArgKind, Registry
+from ..plan_builder import Render, call_tail, carried, yielded
+from ..registry import ArgKind, Registry, VirtualProcedure
 from .split import split_probe
 
 Edit = tuple[int, int, str]
@@ -60,7 +62,8 @@ def _variables(node: A.Node) -> set[str]:
 # ------------------------------------------------------------------ the planner proper
 
 class PartPlanner:
-    """Plans one single query (a UNION part) of `text`; edits and steps accumulate in `out`."""
+    """Plans one single query (a UNION part) of `text`; edits are shared with the other parts,
+    steps accumulate here. Plugins see it as a `plan_builder.PlanBuilder`."""
 
     def __init__(self, text: str, part: A.SingleQuery, registry: Registry, dialect: Dialect,
                  edits: list[Edit], counter: Iterator[int], outer: tuple[list[str], dict] | None = None):
@@ -75,12 +78,33 @@ class PartPlanner:
         self.refusals: list = []
         self.outer_lines, scope = outer if outer is not None else ([], {})
         self.nested = outer is not None
-        clauses = part.clauses
+        self.clauses = part.clauses
         self.scopes = [scope]
-        for clause in clauses:
+        for clause in self.clauses:
             self.scopes.append(scope_after(clause, self.scopes[-1], text, registry))
 
-    # -- helpers
+    # -- what plugins may do (plan_builder.PlanBuilder)
+
+    def scope(self, clause_index: int) -> dict[str, str]:
+        return self.scopes[clause_index]
+
+    def fresh(self) -> int:
+        return next(self.counter)
+
+    def add_late(self, probe: str, render: Render, follow=None) -> str:
+        marker = f"\x00late{self.fresh()}\x00"
+        self.steps.append(late.LateStep(probe, marker, render, follow))
+        return marker
+
+    def add_virtual(self, procedure: VirtualProcedure, arguments: tuple, placeholder: Any) -> str:
+        param = f"__v{self.fresh()}"
+        self.placeholders[param] = placeholder
+        self.steps.append(VirtualStep(procedure, param, arguments))
+        return param
+
+    def may_refuse(self, message: str) -> None:
+        if message not in self.refusals:
+            self.refusals.append(Refusal(message))
 
     def render(self, node_or_span) -> str:
         start, end = node_or_span.span if isinstance(node_or_span, A.Node) else node_or_span
@@ -329,9 +353,9 @@ class PartPlanner:
                 plan = ArgPlan("property", self.render(arg.expr), key=arg.key)
             elif kind is ArgKind.NODE or (kind in (ArgKind.NODE_OR_VALUE, ArgKind.NODE_PROPERTY_OR_VALUE,
                                                    ArgKind.ENTITY_OR_VALUE)
-                                          and isinstance(arg, A.Variable) and scope.get(arg.name) == "node"):
+                                          and isinstance(arg, A.Variable) and scope.get(arg.name) == A.NODE):
                 plan = ArgPlan("node", self.render(arg))
-            elif kind is ArgKind.ENTITY_OR_VALUE and isinstance(arg, A.Variable) and scope.get(arg.name) == "rel":
+            elif kind is ArgKind.ENTITY_OR_VALUE and isinstance(arg, A.Variable) and scope.get(arg.name) == A.RELATIONSHIP:
                 plan = ArgPlan("relationship", self.render(arg))
             elif kind is ArgKind.ENTITY_OR_VALUE and len(call.args) == ext.max_args:    # `nodes(p)[0]`
                 plan = ArgPlan("node", self.render(arg))
@@ -402,19 +426,19 @@ class PartPlanner:
         # pattern predicates once it is renamed in a WITH (`__a AS node`).
         node_yielded = procedure.yields[0] in fields
         node = quote_name(names.get(procedure.yields[0], procedure.yields[0])) if node_yielded else f"__a{param[5:]}"
-        carried = [quote_name(n) for n in self.scopes[clause_index]]
-        keep = ", ".join(carried + [node])
+        kept = carried(self, clause_index)
+        keep = ", ".join(kept + [node])
         outputs = [node if f == procedure.yields[0]
                    else f"{algorithm_value(procedure, row, f)} AS {quote_name(names.get(f, f))}"
                    for f in fields]
         lookup = bind.Lookup(self.dialect, param, self.dialect.node_index(node), ())
         scan = f"MATCH ({node}) WITH {keep}, {lookup.text} AS {row} WHERE {row} IS NOT NULL"
         # FalkorDB seeks `id(n) = x` for a variable x, not for an expression such as `pair[0]`
-        pair = ", ".join(carried + [f"{row}s[0] AS {row}i", f"{row}s[1] AS {row}"])
+        pair = ", ".join(kept + [f"{row}s[0] AS {row}i", f"{row}s[1] AS {row}"])
         seek = (f"UNWIND ${seek_param(param)} AS {row}s WITH {pair} MATCH ({node}) WHERE {lookup.index} = {row}i "
                 f"WITH {keep}, {row}")
-        text = f"{scan} WITH {', '.join(carried + outputs)}"
-        self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
+        text = f"{scan} WITH {', '.join(kept + outputs)}"
+        self.add_edit((*clause.span, text + call_tail(self, clause, fields, names)))
         self.placeholders.update(lookup.placeholders())
         self.steps.append(AlgorithmStep(procedure, lookup, args[0] if args else None,
                                         self._reduction(clause_index, procedure, fields, names), scan, seek))
@@ -434,21 +458,18 @@ class PartPlanner:
         procedure = self.registry.virtual(clause.name, self.dialect)
         check_not_optional(procedure.name, clause)
         fields, names = yielded(procedure, clause)
-        param = f"__v{next(self.counter)}"
+        param = self.add_virtual(procedure, clause.args or (), [])
         row = f"__r{param[3:]}"
-        carried = [quote_name(n) for n in self.scopes[clause_index]]
         outputs = [f"{row}[{procedure.yields.index(f)}] AS {quote_name(names.get(f, f))}" for f in fields]
-        text = f"UNWIND ${param} AS {row} WITH {', '.join(carried + outputs) or '*'}"
-        self.add_edit((*clause.span, text + self.call_tail(clause, fields, names)))
-        self.placeholders[param] = []
-        self.steps.append(VirtualStep(procedure, param, clause.args or ()))
+        text = f"UNWIND ${param} AS {row} WITH {', '.join(carried(self, clause_index) + outputs) or '*'}"
+        self.add_edit((*clause.span, text + call_tail(self, clause, fields, names)))
 
     def plan_show(self, clause_index: int, clause: A.Show) -> None:
         """SHOW X [YIELD ...] [WHERE ...] [RETURN ...] becomes the UNWIND a CALL would: the
         columns are bound, ordering, filtering and the RETURN run in the database."""
         procedure = show_procedure(self.registry, self.dialect, clause)
         fields, names = yielded(procedure, clause)
-        param = f"__v{next(self.counter)}"
+        param = self.add_virtual(procedure, show_arguments(clause), [])
         row = f"__r{param[3:]}"
         outputs = [f"{row}[{procedure.yields.index(f)}] AS {quote_name(names.get(f, f))}" for f in fields]
         text = f"UNWIND ${param} AS {row} WITH {', '.join(outputs)}"
@@ -463,15 +484,6 @@ class PartPlanner:
             shown = fields if clause.yields is not None else list(procedure.shown)
             text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in shown)
         self.add_edit((*clause.span, text))
-        self.placeholders[param] = []
-        self.steps.append(VirtualStep(procedure, param, show_arguments(clause)))
-
-    def call_tail(self, clause: A.CallProcedure, fields: list[str], names: dict[str, str]) -> str:
-        """The YIELD's WHERE, and the RETURN a query ending in the CALL implies."""
-        text = f" WHERE {self.render(clause.where)}" if clause.where is not None else ""
-        if clause is self.part.clauses[-1] and fields:
-            text += " RETURN " + ", ".join(quote_name(names.get(f, f)) for f in fields)
-        return text
 
     # -- column names
 
@@ -526,7 +538,7 @@ def _arg_vars(call: A.FunctionCall) -> set[str]:
 
 def _node_property(arg: A.Expr, scope: dict) -> bool:
     """`n.key` on a node variable."""
-    return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == "node"
+    return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == A.NODE
 
 
 def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
@@ -537,7 +549,7 @@ def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
     variable may be a variable-length list), and for expressions that differ between
     evaluations (`rand()`) or read the graph."""
     variables = list(arg.find_all(A.Variable))
-    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) != "node":
+    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) != A.NODE:
         return None
     for node in arg.walk():
         if isinstance(node, (A.PatternExpr, A.PatternComprehension, A._Subquery)) or (

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .arguments import constant
+from ..cypher.constants import constant
 from ..cypher import ast as A
 
 _FLIPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<=", "=": "="}

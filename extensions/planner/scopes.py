@@ -1,6 +1,15 @@
 """What the variables of a query part stand for, clause by clause, for planning its probes:
-a node, a relationship, a path or a value; and what a `CALL { }` body starts from when its
-extension calls are planned as a query of their own (`probe.PartPlanner.plan_subquery`)."""
+a node, a relationship, a path or a value (`cypher/ast.py`'s kinds); and what a `CALL { }` body
+starts from when its extension calls are planned as a query of their own
+(`probe.PartPlanner.plan_subquery`).
+
+The scope is the AST's (`ast.bindings`); the planner knows a little more about some clauses:
+a variable a pattern declares is what the pattern says even when it was bound before as a value
+(the AST keeps the first kind; `UNWIND ns AS n MATCH (n)-->(m)` binds n as a node to plan it as
+one), the first column an algorithm procedure yields is a node (and a CALL of one without YIELD
+binds all its columns), SHOW's YIELD binds its columns, and a SEARCH binds its score. A `CALL { }`
+body is walked with that knowledge too, so a node it returns from an algorithm stays a node.
+"""
 
 from __future__ import annotations
 
@@ -9,47 +18,22 @@ from ..cypher.render import name as quote_name
 from ..registry import Registry
 
 
-def _pattern_vars(pattern) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for node in pattern.walk():
-        if isinstance(node, A.PathPattern) and node.var:
-            found[node.var.name] = "path"
-        elif isinstance(node, A.NodePattern) and node.var:
-            found[node.var.name] = "node"
-        elif isinstance(node, A.RelPattern) and node.var:
-            found[node.var.name] = "rel"
-    return found
-
-
 def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
-    """Variables (name -> 'node'/'rel'/'path'/'value') visible after `clause`."""
-    if isinstance(clause, A.Match):
-        score = {clause.search.score.name: "value"} if clause.search and clause.search.score else {}
-        return {**scope, **_pattern_vars(clause.pattern), **score}
-    if isinstance(clause, A.Create):
-        return {**scope, **_pattern_vars(clause.pattern)}
-    if isinstance(clause, A.Merge):
-        return {**scope, **_pattern_vars(clause.path)}
-    if isinstance(clause, (A.Unwind, A.LoadCSV)):
-        return {**scope, clause.var.name: "value"}
-    if isinstance(clause, A.With):
-        out = dict(scope) if clause.star else {}
-        for item in clause.items:
-            out[item.name(text)] = scope.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
-        return out
-    if isinstance(clause, A.CallProcedure):
-        procedure = registry.procedure(clause.name)
-        fields = [y.field for y in clause.yields or ()]
-        if procedure and clause.yields is None:
-            fields = list(procedure.yields)
-        names = {y.field: y.name for y in clause.yields or ()}
-        return {**scope, **{names.get(f, f): ("node" if procedure and f == procedure.yields[0] else "value")
-                            for f in fields}}
-    if isinstance(clause, A.Show):
-        return {**scope, **{y.name: "value" for y in clause.yields or ()}}
+    """Variables (name -> kind, `ast.NODE` ... `ast.VALUE`) visible after `clause`."""
     if isinstance(clause, A.CallSubquery):
         return {**scope, **_returned(clause, scope, text, registry)}
-    return scope
+    if isinstance(clause, A.Show):
+        return {**scope, **{y.name: A.VALUE for y in clause.yields or ()}}
+    after = A.bindings(clause, scope)
+    if isinstance(clause, (A.Match, A.Create, A.Merge)):      # `UNWIND ns AS n MATCH (n)-->(m)`: n is a node
+        after.update(A.pattern_bindings(clause.path if isinstance(clause, A.Merge) else clause.pattern))
+    if isinstance(clause, A.Match) and clause.search and clause.search.score:
+        after[clause.search.score.name] = A.VALUE
+    if isinstance(clause, A.CallProcedure) and (procedure := registry.procedure(clause.name)):
+        names = {y.field: y.name for y in clause.yields or ()}
+        fields = list(names) if clause.yields is not None else list(procedure.yields)
+        after.update({names.get(f, f): A.NODE if f == procedure.yields[0] else A.VALUE for f in fields})
+    return after
 
 
 def _returned(call: A.CallSubquery, scope: dict[str, str], text: str, registry: Registry) -> dict[str, str]:
@@ -57,11 +41,10 @@ def _returned(call: A.CallSubquery, scope: dict[str, str], text: str, registry: 
     clauses = call.query.parts[0].clauses if call.query.parts else ()
     if not clauses or not isinstance(clauses[-1], A.Return):
         return {}
-    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, "value") for v in call.scope}
+    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, A.VALUE) for v in call.scope}
     for clause in clauses[:-1]:
         inner = scope_after(clause, inner, text, registry)
-    return {item.name(text): inner.get(item.expr.name, "value") if isinstance(item.expr, A.Variable) else "value"
-            for item in clauses[-1].items}
+    return A.bindings(clauses[-1], inner)
 
 
 def plannable(clause: A.Clause) -> bool:
@@ -76,5 +59,5 @@ def imported(call: A.CallSubquery, body: A.SingleQuery, lines: list[str], outer:
         return lines, dict(outer)                    # the body's WITH imports (or all are visible)
     if call.scope:
         names = [v.name for v in call.scope]
-        return [*lines, "WITH " + ", ".join(map(quote_name, names))], {n: outer.get(n, "value") for n in names}
+        return [*lines, "WITH " + ", ".join(map(quote_name, names))], {n: outer.get(n, A.VALUE) for n in names}
     return [*lines, "WITH DISTINCT 1 AS __outer"], {}      # uncorrelated: once per incoming row

@@ -1,4 +1,4 @@
-"""APOC as agents' tools use it, on the embedded database (extensions/compat/apoc_functions.py,
+"""APOC as agents' tools use it, on the embedded database (extensions/bridges/apoc_functions.py,
 apoc_meta.py, apoc_merge.py): each function against a Python computation of APOC's documented
 result, inside other expressions and over aggregates; the procedures against the graph read with
 plain Cypher; and the schema and statement errors OGMs branch on."""
@@ -13,7 +13,8 @@ from collections import defaultdict
 import neo4j
 import pytest
 
-from extensions.compat import apoc_functions, apoc_maps
+from extensions.bridges import apoc_functions
+from extensions.compat import apoc_maps
 
 
 def rows(driver, query: str, **params) -> list[dict]:

@@ -71,7 +71,7 @@ ANSWERS = [   # (query, Neo4j's rows, in order)
     ("MATCH (x:Chain {k: 0})-[:NEXT*2..1]->(y) RETURN count(*)", [[0]]),
     ("MATCH (x:Chain {k: 0}) OPTIONAL MATCH (x)-[rs:NEXT*..0]->(y) RETURN x.k, y", [[0, None]]),
     ("MATCH (c:Chain {k: 0}) RETURN reduce(s = 0, x IN [1, 2] | s + x), all(x IN [c] WHERE x.k = 0)", [[3, True]]),
-    # an iteration over an aggregate: grouped first (compat/apoc_functions.split_aggregates)
+    # an iteration over an aggregate: grouped first (bridges/apoc_functions.split_aggregates)
     ("MATCH (c:Chain) RETURN reduce(s = 0, x IN collect(c.k) | s + x), any(x IN collect(c.k) WHERE x = 2)",
      [[3, True]]),
     # literals FalkorDB reads otherwise (bridges/literals.py)

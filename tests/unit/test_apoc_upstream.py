@@ -8,7 +8,8 @@ import re
 
 import pytest
 
-from extensions.compat import apoc_functions, apoc_upstream
+from extensions.bridges import apoc_functions
+from extensions.compat import apoc_upstream
 from extensions.compat.graph_schema import NEO4J_READS
 from extensions.planner.catalog import build_registry
 from extensions.planner.planner import ExtensionPlanner

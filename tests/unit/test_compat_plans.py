@@ -15,7 +15,7 @@ from extensions.planner.catalog import build_registry
 from extensions.compat.schema_catalog import Definition, NameStore, read_catalog
 from extensions.planner.late import LateStep
 from extensions.planner.planner import ExtensionPlanner
-from extensions.registry import GraphContext
+from extensions.registry import ArgKind, Extension, GraphContext, Registry
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.neo4j.dialect import NEO4J
 
@@ -35,8 +35,19 @@ def test_entries_and_rules_follow_the_capability_they_stand_in_for(planners):
     assert registry.rewrite("apoc.merge.node", without_apoc) is not None
     assert registry.virtual("dbms.components", without_apoc) is None
     assert registry.virtual("dbms.components", FALKORDB) is not None
-    assert bridges.triggers(NEO4J) == ()
-    assert {word for word, _ in bridges.triggers(without_apoc)} == {"apoc.", " in ", "apoc.any.property"}
+    assert {word for word, _ in bridges.triggers(NEO4J)} == {"std"}          # the alias every backend gets
+    assert {word for word, _ in bridges.triggers(without_apoc)} == {"std", "apoc.", " in ", "apoc.any.property"}
+
+
+def test_std_is_stdev_on_every_backend_unless_an_extension_takes_the_name(planners):
+    """The alias is a bridge rule every dialect gets (bridges/aliases.py), on a Neo4j without
+    APOC too, where the APOC functions are rewritten into Neo4j's Cypher instead."""
+    query = "UNWIND [1, 2] AS x RETURN std(x) AS s, apoc.coll.toSet([x]) AS t"
+    without_apoc = ExtensionPlanner(planners["neo4j"].registry, dialect=replace(NEO4J, native=NEO4J.native - {Capability.APOC}))
+    for planner in (*planners.values(), without_apoc):
+        assert "RETURN stDev(x) AS s" in planner.plan(query).text
+    own = Extension("std", (ArgKind.VALUE,), 1, lambda rows: [len(rows)] * len(rows))
+    assert "stDev" not in ExtensionPlanner(Registry([own]), dialect=FALKORDB).plan(query).text
 
 
 def test_cypher_options_are_stripped_for_falkordb_only(planners):

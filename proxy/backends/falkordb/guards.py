@@ -98,7 +98,8 @@ def check_query(query: str, params: dict[str, Any] | None = None) -> None:
     """Raise a SyntaxError (`CypherError`) if FalkorDB could not parse or plan `query` safely.
 
     Linear in the query and its parameters. (A client's query is checked through its cached
-    analysis instead, `falkordb.statement.analysed`, which defers one problem to after planning.)
+    analysis instead, `falkordb.statement.analysed`, which defers one problem to after planning:
+    an aggregate in a list iteration, which bridges/apoc_functions.py splits.)
     """
     found = problem(query)
     if found:

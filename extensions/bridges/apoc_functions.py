@@ -15,10 +15,10 @@ reads an aggregate is split in two: a WITH that groups and aggregates first, the
 the aggregated values (`split_aggregates`).
 
 Functions whose result is a map with keys from the data (`apoc.map.clean`,
-`apoc.meta.cypher.types`) cannot be one expression in FalkorDB's Cypher: `apoc_maps.py` serves
-them. Other APOC functions are not served; FalkorDB's "Unknown function" error names them.
+`apoc.meta.cypher.types`) cannot be one expression in FalkorDB's Cypher: `compat/apoc_maps.py`
+serves them. Other APOC functions are not served; FalkorDB's "Unknown function" error names them.
 
-Behind a Neo4j without APOC (`apoc_upstream.py`) the same functions are served in Neo4j's Cypher:
+Behind a Neo4j without APOC (`compat/apoc_upstream.py`) the same functions are served in Neo4j's Cypher:
 `NEO4J_FORMS` holds the templates that differ (Neo4j has no `list.dedup`, `string.join` or
 `typeOf`); `apoc.coll.sort` is not served there (Neo4j 5 has no list sort without APOC).
 """
@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from core.dialect import Capability
 from core.errors import argument_error
 
 from ..cypher import ast as A
-
-if TYPE_CHECKING:          # bridges/ imports this module for its rules (a cycle at run time)
-    from ..bridges.rule import Context, Edit
+from .rule import Context, Edit, Rule
 
 #: As probe.AGGREGATES (not imported: probe imports this package).
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "collect", "stdev", "stdevp", "std",
@@ -311,10 +309,10 @@ def listed() -> list[ApocFunction]:
 NEO4J_RULES = ((A.FunctionCall, neo4j_call),)
 
 
-#: (node class, apply, trigger words, trigger regex): bridges.Rule's fields.
 _WORDS, _CALL = ("apoc.",), r"apoc\.[\w.]+\s*\("
 #: ... or a list iteration over an aggregate (`[x IN collect(n) | x.name]`)
 _SPLIT_WORDS = (*_WORDS, " in ")
 _SPLIT = _CALL + r"|\sin\s++(?:collect|count|sum|avg|min|max)\s*+\("
-RULES = ((A.FunctionCall, apoc_call, _WORDS, _CALL), (A.With, split_aggregates, _SPLIT_WORDS, _SPLIT),
-         (A.Return, split_aggregates, _SPLIT_WORDS, _SPLIT))
+RULES = (Rule(A.FunctionCall, apoc_call, _WORDS, _CALL, Capability.APOC),
+         Rule(A.With, split_aggregates, _SPLIT_WORDS, _SPLIT, Capability.APOC),
+         Rule(A.Return, split_aggregates, _SPLIT_WORDS, _SPLIT, Capability.APOC))

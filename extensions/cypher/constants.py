@@ -1,5 +1,7 @@
-"""Constant arguments, evaluated in Python before a query runs: procedure arguments of virtual
-and algorithm procedures, and schema command OPTIONS."""
+"""Constant expressions, evaluated in Python before a query runs: the arguments of virtual and
+algorithm procedures, a join's bounds, and schema command OPTIONS (literals, parameters, lists and
+maps of them). A syntax question, so it lives with the AST: the planner and compat's schema
+commands both read it."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any
 
 from core.errors import CypherError, syntax_error
 
-from ..cypher import ast as A
+from . import ast as A
 
 
 #: Conversions allowed around constants (`OPTIONS {indexConfig: {dims: toInteger($d)}}`).

@@ -1,0 +1,74 @@
+"""What a plan's steps and its statement run through: the graph context an evaluator sees (the
+queries it may run in the client's transaction), and a runner that writes into every later query
+the forms the values were bound in and the texts late steps rendered at their markers.
+
+Apart from `planner.py` because these are the seam between the steps and the database: a step
+never rewrites the text it is given, it returns its edits (`bound_edits`), and `Rewriting`
+applies them to the probes after it and to the statement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from core.backend import Result
+
+from . import bind
+from .plan import AlgorithmStep, ProbeStep
+from ..registry import GraphContext
+
+
+def graph_context(runner, typed: Callable[..., Result] | None = None) -> GraphContext:
+    """What an evaluator may know of the graph `runner`'s queries see; `typed(result, text=,
+    params=)` gives the stored date-times they read their kinds (`kinds.typed`, for describe())."""
+
+    async def run(query: str, params: dict[str, Any]) -> Result:
+        result = await runner.run(query, params)
+        return result if typed is None else typed(result, text=query, params=params)
+
+    async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
+        result = await run(query, params)
+        rows = await result.fetch(-1)
+        await result.consume()
+        return rows
+
+    async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
+        result = await run(query, params)
+        while rows := await result.fetch(batch):
+            yield rows
+        await result.consume()
+    return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.dialect)
+
+
+def bound_edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:
+    """(text, replacement) for the forms `bound` takes that the planned text does not read:
+    grid calls bound sparse, calls bound for the rows the query needs, algorithm rows bound to
+    be sought."""
+    if isinstance(step, ProbeStep):
+        return (bind.sparse_edits((site.lookup for site in step.sites), bound)
+                + [edit for site in step.sites for edit in site.edits(bound)])
+    if isinstance(step, AlgorithmStep):
+        return step.edits(bound)
+    return []
+
+
+class Rewriting:
+    """A runner whose queries read values in the form they were bound in (`bound_edits`), and the
+    late edits' texts where their markers are."""
+
+    def __init__(self, runner, edits: list[tuple[str, str]]):
+        if isinstance(runner, Rewriting):
+            runner, edits = runner._runner, runner._edits + edits
+        self._runner, self._edits = runner, edits
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runner, name)
+
+    def rewrite(self, text: str) -> str:
+        for old, new in self._edits:
+            text = text.replace(old, new)
+        return text
+
+    async def run(self, query: str, params: dict[str, Any]) -> Result:
+        return await self._runner.run(self.rewrite(query), params)
