@@ -30,7 +30,6 @@ Edit = tuple[int, int, str]
 #: render(values) -> the text at a late step's marker, from the distinct values its probe found
 Render = Callable[[list[Any]], str]
 
-_WRITES = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
 class PlanBuilder(Protocol):
@@ -84,7 +83,7 @@ def reading_prefix(plan: PlanBuilder, clause_index: int, expr: A.Expr) -> list[s
     for index, clause in enumerate(plan.clauses[:clause_index]):
         added = set(plan.scope(index + 1)) - set(plan.scope(index))
         reads = {v.name for v in clause.find_all(A.Variable)}
-        if isinstance(clause, _WRITES) or isinstance(clause, (A.CallProcedure, A.CallSubquery)):
+        if isinstance(clause, A.UPDATING) or isinstance(clause, (A.CallProcedure, A.CallSubquery)):
             continue
         if isinstance(clause, A.With) and not clause.star:
             items = [i for i in clause.items
@@ -109,7 +108,7 @@ def reading_prefix(plan: PlanBuilder, clause_index: int, expr: A.Expr) -> list[s
 
 def writes_before(plan: PlanBuilder, clause_index: int) -> bool:
     """Whether a clause up to and including `clause_index` writes (its probe would not see it)."""
-    return any(isinstance(c, _WRITES) for c in plan.clauses[:clause_index + 1])
+    return any(isinstance(c, A.UPDATING) for c in plan.clauses[:clause_index + 1])
 
 
 def values_step(plan: PlanBuilder, clause_index: int, expr: A.Expr, render: Render, *, each: bool) -> str:

@@ -49,7 +49,6 @@ READ_BATCH = 10_000
 ID_WINDOW = 200_000
 #: The largest node id span the one-number form holds (span^2 within an int64).
 MAX_SPAN = 3_000_000_000
-_UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
 @dataclass(frozen=True)
@@ -112,7 +111,7 @@ def check_predicate(where: str | None) -> None:
     except CypherError as exc:
         raise argument_error(f"where must be a Cypher predicate on the node n, like \"n.status = 'ACTIVE'\"; "
                              f"{where!r} does not parse: {exc.message}") from None
-    if any(isinstance(node, _UPDATING) for node in expr.walk()):
+    if any(isinstance(node, A.UPDATING) for node in expr.walk()):
         raise argument_error("where must be a read-only predicate on the node n; it writes.")
 
 

@@ -24,7 +24,6 @@ from ..cypher import ast as A
 from ..cypher.tokens import tokenize
 from .constants import Unsupported, evaluator
 from .rule import Context, Edit, Rule
-from .writes import UPDATING
 
 #: The largest count FalkorDB keeps (it truncates to 32 bits).
 MAX_COUNT = 2**32 - 1
@@ -37,7 +36,7 @@ def skip_limit(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     for clause in part.clauses:
         if isinstance(clause, A._Projection) and (clause.skip is not None or clause.limit is not None):
             edits += _projection(clause, written, ctx)
-        written = written or any(True for node in clause.walk() if isinstance(node, UPDATING))
+        written = written or any(True for node in clause.walk() if isinstance(node, A.UPDATING))
     return edits
 
 

@@ -33,7 +33,7 @@ from ..cypher import ast as A
 from ..cypher.render import name as quote_name
 from .lazy_case import aggregates
 from .rule import Context, Edit, Rule
-from .writes import UPDATING, local_names
+from .writes import local_names
 
 UNSUPPORTED = "Neo.ClientError.Statement.UnsupportedOperationError"
 #: The writes FalkorDB runs only once inside a subquery.
@@ -90,8 +90,8 @@ def _importing(clause: A.With) -> bool:
 
 
 def _only_writes(body: tuple) -> bool:
-    return bool(body) and all(isinstance(c, UPDATING + (A.Unwind,)) for c in body) \
-        and isinstance(body[-1], UPDATING)
+    return bool(body) and all(isinstance(c, A.UPDATING + (A.Unwind,)) for c in body) \
+        and isinstance(body[-1], A.UPDATING)
 
 
 def _match_then_delete(body: tuple) -> bool:

@@ -30,7 +30,6 @@ from ..cypher.render import name as quote_name
 from ..cypher.tokens import OP, tokenize
 from .rule import Context, Edit, Rule
 
-UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
 def rename_filtered_items(part: A.SingleQuery, ctx: Context) -> list[Edit]:
@@ -40,7 +39,7 @@ def rename_filtered_items(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     for clause in part.clauses:
         if isinstance(clause, A.With) and clause.where is not None and after_write_or_optional:
             edits += _rename(clause, ctx)
-        after_write_or_optional |= isinstance(clause, UPDATING) or (
+        after_write_or_optional |= isinstance(clause, A.UPDATING) or (
             isinstance(clause, A.Match) and clause.optional)
     return edits
 

@@ -593,6 +593,10 @@ class Foreach(Clause):
     clauses: tuple
 
 
+#: The clauses that change the graph (a CALL of a writing procedure aside: the text cannot tell).
+UPDATING = (Create, Merge, SetClause, Remove, Delete, Foreach)
+
+
 @dataclass(frozen=True, slots=True)
 class Use(Clause):
     """`USE graph`; graph is the graph reference as written (e.g. 'neo4j', 'composite.part')."""

@@ -38,7 +38,6 @@ Edit = tuple[int, int, str]
 VECTOR_QUERY = "db.index.vector.queryNodes"
 #: Functions whose value differs between evaluations of one row.
 _UNREPEATABLE = frozenset({"rand", "randomuuid"})
-_UPDATING = (A.Create, A.Merge, A.SetClause, A.Remove, A.Delete, A.Foreach)
 
 
 def splice(text: str, start: int, end: int, edits: list[Edit]) -> str:
@@ -288,7 +287,7 @@ class PartPlanner:
         written_vars: dict[str, str] = {}
         for index, clause in enumerate(self.part.clauses[:clause_index]):
             keyword = self.text[clause.span[0]:clause.span[1]].split(None, 1)[0].upper()
-            if isinstance(clause, _UPDATING) or (isinstance(clause, A.CallSubquery) and _writes(clause)):
+            if isinstance(clause, A.UPDATING) or (isinstance(clause, A.CallSubquery) and _writes(clause)):
                 for name in set(self.scopes[index + 1]) - set(self.scopes[index]):
                     created[name] = keyword
                 for item in clause.walk():
@@ -564,7 +563,7 @@ def _varies(arg: A.Expr) -> bool:
 
 
 def _writes(node: A.Node) -> bool:
-    return any(isinstance(n, _UPDATING) for n in node.walk())
+    return any(isinstance(n, A.UPDATING) for n in node.walk())
 
 
 class _Reads:
