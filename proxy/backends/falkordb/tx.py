@@ -140,7 +140,9 @@ class FalkorDBTransaction(Transaction):
                 await self._expire("a write ran past its timeout")
             elif exc.code == TIMED_OUT and self._deadline is not None:
                 await self._expire(_OVER_TIME)       # it ran with the rest of the transaction's time
-            raise
+            else:
+                raise
+            raise self._expired_error() from None    # the transaction's reason, not the statement's
         finally:
             self.touch()
 
