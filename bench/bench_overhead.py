@@ -14,7 +14,9 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`;
 - the same 16 clients through a proxy with 1, 2 and 4 `--workers` in front of the demo proxy
   (the upstream path: proxy -> proxy -> database), against the same falkordb-client baseline,
-  and against the demo proxy alone (what the front itself costs).
+  and against the demo proxy alone (what the front itself costs); then again with
+  `--probe-cache-ttl 60` (behind a Neo4j the probe cache is off by default: each seed query
+  costs the upstream a probe and the bound query).
 
 `python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
 """
@@ -48,15 +50,21 @@ STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s
 SEED_DIRECT = SEED_BASELINE.replace("std(", "stDev(")
 CLIENTS, SECONDS = 16, 10.0
 WORKERS = (1, 2, 4)
+#: The front's probe cache: off (the default behind a Neo4j), then kept 60 s.
+PROBE_CACHE_TTLS = (0, 60)
 
 
 
-def _upstream_row(workers: int) -> str:
-    return f"  ... via an upstream proxy, {workers} worker{'s' if workers > 1 else ''}"
+def _cached(ttl: int) -> str:
+    return f", probe cache {ttl} s" if ttl else ""
 
 
-def _front_row(workers: int) -> str:
-    return f"  ... the same front vs the upstream alone, {workers}"
+def _upstream_row(workers: int, ttl: int = 0) -> str:
+    return f"  ... via an upstream proxy, {workers} worker{'s' if workers > 1 else ''}{_cached(ttl)}"
+
+
+def _front_row(workers: int, ttl: int = 0) -> str:
+    return f"  ... the same front vs the upstream alone, {workers}{_cached(ttl)}"
 
 
 # name -> (how the ratio is read, target)
@@ -69,8 +77,8 @@ ROWS = {
     "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.2x"),
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
-    **{_upstream_row(n): ("throughput", ">= 0.8x with workers") for n in WORKERS},
-    **{_front_row(n): ("throughput", "(the front's own cost)") for n in WORKERS},
+    **{_upstream_row(n, ttl): ("throughput", ">= 0.8x with workers") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
+    **{_front_row(n, ttl): ("throughput", "(the front's own cost)") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
 }
 
 
@@ -87,14 +95,15 @@ def _seed_rows(out: dict) -> None:
         direct = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
         alone = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY)
         out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (alone, direct)
-        for workers in WORKERS:
-            # The front proxy reads the demo's extension stores (timeseries) from the same data
-            # directory; its graph is the demo proxy's.
-            with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers)],
-                              data_dir=proc.data_dir) as front:
-                through = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY)
-            out[_upstream_row(workers)] = (through, direct)
-            out[_front_row(workers)] = (through, alone)
+        for ttl in PROBE_CACHE_TTLS:
+            for workers in WORKERS:
+                # The front proxy reads the demo's extension stores (timeseries) from the same
+                # data directory; its graph is the demo proxy's.
+                with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers),
+                                        "--probe-cache-ttl", str(ttl)], data_dir=proc.data_dir) as front:
+                    through = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY)
+                out[_upstream_row(workers, ttl)] = (through, direct)
+                out[_front_row(workers, ttl)] = (through, alone)
 
 
 def _bolt_client(uri: str):
