@@ -165,7 +165,7 @@ class _Evaluator:
             dates = self._dates(name, series, channel, values)
             n = len(indices)
             found, result = self._kernel(name, series, channel, np.repeat(idx, width),
-                                         [np.tile(column, n) for column in dates])
+                                         [column if n == 1 else np.tile(column, n) for column in dates])
             for i, row in zip(indices, _as_rows(result, found, n, width)):
                 rows[i] = row
         return rows
@@ -181,16 +181,12 @@ class _Evaluator:
                 raise argument_error(f"{name}() expects a node's channel as its first argument, like "
                                      f"{name}(n.channel, ...); got {ref!r}")
             by_ref[(ref.node.labels, ref.key)].append(i)
-        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        groups: dict[tuple[LoadedSeries, str], list[int]] = defaultdict(list)
         for (labels, channel), indices in by_ref.items():
-            label = next((lb for lb in labels if self.store.has(lb)), None)
-            if label is not None:
-                groups[(label, channel)].extend(indices)
-        for (label, channel), indices in groups.items():
-            try:
-                series = self.store.series(label)
-            except KeyError:  # removed since has(): no series, so null
-                continue
+            series = self.store.find(labels)
+            if series is not None:
+                groups[(series, channel)].extend(indices)
+        for (series, channel), indices in groups.items():
             if channel not in series.meta.channels:
                 raise argument_error(f"Unknown channel '{channel}' on {series.meta.label}. "
                                      f"Available: {', '.join(series.meta.channels)}")

@@ -30,6 +30,7 @@ import shutil
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,6 +112,8 @@ class _Channel:
         self._present: np.ndarray | None = None
 
     def _derive(self) -> None:
+        if self._csum is not None:
+            return
         with self._lock:
             if self._csum is not None:
                 return
@@ -337,8 +340,23 @@ class TimeseriesStore:
 
     def series(self, label: str) -> LoadedSeries:
         """The label's arrays: cached, reloaded when the files change. KeyError if no store."""
+        return self._series(label, self._token(label))
+
+    def find(self, labels: Iterable[str]) -> LoadedSeries | None:
+        """The arrays of the first of `labels` that has a store, as `series` gives them; None when
+        none has one (or it was removed meanwhile)."""
+        tokens = self._listing().tokens
+        label = next((label for label in labels if label in tokens), None)
+        if label is None:
+            return None
+        try:
+            return self._series(label, tokens[label])
+        except KeyError:
+            return None
+
+    def _series(self, label: str, token) -> LoadedSeries:
+        """`series(label)`, given the label's current token."""
         entry = self._cache.get(label)
-        token = self._token(label)
         if entry is not None and entry.token == token:
             return entry.series
         with self._lock_for(label):
