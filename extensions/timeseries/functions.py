@@ -72,22 +72,25 @@ _ABSENT = object()  # an optional argument the call did not write
 
 def _per_row(values: list, resolve: Callable[..., tuple[int, ...]], null: tuple[int, ...], *context) -> np.ndarray:
     """One row of ints per value: `resolve(type(value), value, *context)`, `null` for null. Each
-    distinct value is resolved once per call; `resolve` (lru-cached) keeps its rows across calls."""
-    resolved: dict[tuple, tuple[int, ...]] = {}
-    rows = []
+    distinct value is resolved once per call (values of other types apart: 1 is a year, True an
+    error); `resolve` (lru-cached) keeps its rows across calls."""
+    table, codes = [null], []
+    code_of: dict = {}
     for value in values:
         if value is None:
-            rows.append(null)
+            codes.append(0)
             continue
-        key = (value.__class__, value)
+        key = value if value.__class__ is str else (value.__class__, value)
         try:
-            row = resolved.get(key)
-            if row is None:
-                row = resolved[key] = resolve(*key, *context)
+            code = code_of.get(key)
+            if code is None:
+                code = code_of[key] = len(table)
+                table.append(resolve(value.__class__, value, *context))
         except TypeError:      # unhashable (a list): resolved on its own, to its error
-            row = resolve.__wrapped__(*key, *context)
-        rows.append(row)
-    return np.array(rows, dtype=np.int64).reshape(len(values), len(null))
+            code = len(table)
+            table.append(resolve.__wrapped__(value.__class__, value, *context))
+        codes.append(code)
+    return np.array(table, dtype=np.int64)[np.array(codes, dtype=np.intp)]
 
 
 @lru_cache(maxsize=4096)
