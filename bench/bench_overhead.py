@@ -16,7 +16,10 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   (the upstream path: proxy -> proxy -> database), against the same falkordb-client baseline,
   and against the demo proxy alone (what the front itself costs); then again with
   `--probe-cache-ttl 60` (behind a Neo4j the probe cache is off by default: each seed query
-  costs the upstream a probe and the bound query).
+  costs the upstream a probe and the bound query); with each front row, the front's CPU per
+  query (its processes' user + system time over the run, from /proc) against the demo proxy
+  process's own when it served the same clients alone: on a shared machine CPU time is steadier
+  than throughput.
 
 `python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
 """
@@ -24,10 +27,12 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import neo4j
@@ -67,6 +72,10 @@ def _front_row(workers: int, ttl: int = 0) -> str:
     return f"  ... the same front vs the upstream alone, {workers}{_cached(ttl)}"
 
 
+def _cpu_row(workers: int, ttl: int = 0) -> str:
+    return f"  ... the front's CPU per query, {workers}{_cached(ttl)}"
+
+
 # name -> (how the ratio is read, target)
 ROWS = {
     "seed query, warm p50 (driver session.run)": ("ratio", "<= 1.0 ms"),
@@ -79,6 +88,7 @@ ROWS = {
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
     **{_upstream_row(n, ttl): ("throughput", ">= 0.8x with workers") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
     **{_front_row(n, ttl): ("throughput", "(the front's own cost)") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
+    **{_cpu_row(n, ttl): ("cpu", "(vs the upstream proxy's own)") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
 }
 
 
@@ -92,8 +102,8 @@ def _seed_rows(out: dict) -> None:
             out["seed query, warm p50 (driver session.run)"] = (
                 median_seconds(run(SEED_QUERY), 200), median_seconds(run(SEED_BASELINE), 200))
         socket_path, password = primary_address(proc.data_dir / "falkordb")
-        direct = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
-        alone = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY)
+        direct, _ = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
+        alone, alone_cpu = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY, lambda: _cpu_seconds(proc.pid))
         out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (alone, direct)
         for ttl in PROBE_CACHE_TTLS:
             for workers in WORKERS:
@@ -101,9 +111,11 @@ def _seed_rows(out: dict) -> None:
                 # data directory; its graph is the demo proxy's.
                 with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers),
                                         "--probe-cache-ttl", str(ttl)], data_dir=proc.data_dir) as front:
-                    through = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY)
+                    through, cpu = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY,
+                                               lambda: _cpu_seconds(front.pid, children=True))
                 out[_upstream_row(workers, ttl)] = (through, direct)
                 out[_front_row(workers, ttl)] = (through, alone)
+                out[_cpu_row(workers, ttl)] = (cpu, alone_cpu)
 
 
 def _bolt_client(uri: str):
@@ -116,8 +128,29 @@ def _falkordb_client(socket_path: Path, password: str):
     return db.select_graph("neo4j").query, db.connection.close
 
 
-def _throughput(connect, seed: str) -> float:
-    """Queries per second of CLIENTS threads, each alternating `seed` and RETURN 1 for SECONDS."""
+def _cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU seconds of process `pid` so far (with its live descendants if `children`:
+    a proxy's workers), from /proc (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used, parent = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):             # not a process, or gone meanwhile
+            continue
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+        parent[int(entry.name)] = int(fields[1])
+    tree = {pid}
+    while children and (more := {p for p, ppid in parent.items() if ppid in tree} - tree):
+        tree |= more
+    return sum(used.get(p, 0.0) for p in tree)
+
+
+def _throughput(connect, seed: str, cpu: Callable[[], float] | None = None) -> tuple[float, float | None]:
+    """Queries per second of CLIENTS threads, each alternating `seed` and RETURN 1 for SECONDS, and
+    the CPU seconds `cpu()` counted per query meanwhile (None without `cpu`)."""
     counts = [0] * CLIENTS
     start = threading.Barrier(CLIENTS + 1)
 
@@ -138,10 +171,11 @@ def _throughput(connect, seed: str) -> float:
     for thread in threads:
         thread.start()
     start.wait()
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), cpu() if cpu else 0.0
     for thread in threads:
         thread.join()
-    return sum(counts) / (time.perf_counter() - began)
+    queries = sum(counts)
+    return queries / (time.perf_counter() - began), (cpu() - cpu_began) / queries if cpu else None
 
 
 def _bulk_row(out: dict) -> None:
@@ -201,6 +235,8 @@ def _describe(name: str, now: float, base: float) -> str:
     how = ROWS[name][0]
     if how == "throughput":
         return f"{now:9.0f} q/s vs {base:9.0f} q/s  = {now / base:5.2f}x"
+    if how == "cpu":
+        return f"{now * 1e6:8.0f} us vs {base * 1e6:8.0f} us  = {now / base:5.2f}x"
     if how == "cold":
         return f"{now * 1e3:8.3f} ms (a cached plan: {base * 1e6:.2f} us)"
     if how == "diff":
@@ -216,9 +252,9 @@ def main(argv: list[str] | None = None) -> dict:
     before = json.loads(BEFORE.read_text()) if BEFORE.exists() and "--record" not in argv else {}
     print("2-core machine shared with other agents; each row: measured vs its baseline in this run")
     for name, (now, base) in out.items():
-        print(f"{name:<44} now    {_describe(name, now, base)}   target {ROWS[name][1]}")
+        print(f"{name:<58} now    {_describe(name, now, base)}   target {ROWS[name][1]}")
         if name in before:
-            print(f"{'':<44} before {_describe(name, *before[name])}")
+            print(f"{'':<58} before {_describe(name, *before[name])}")
     if "--record" in argv:
         BEFORE.write_text(json.dumps(out, indent=1) + "\n")
         print(f"recorded as the 'before' run in {BEFORE.name}")

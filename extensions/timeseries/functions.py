@@ -226,8 +226,10 @@ class _Evaluator:
         if name in _RANGE_KERNELS:
             first, last = dates
             found = np.flatnonzero(idx >= 0)
-            a, b = series.bounds(idx[found], first[found], last[found])
-            return found, _RANGE_KERNELS[name](series, channel, idx[found], a, b)
+            if len(found) < len(idx):
+                idx, first, last = idx[found], first[found], last[found]
+            a, b = series.bounds(idx, first, last)
+            return found, _RANGE_KERNELS[name](series, channel, idx, a, b)
         if name in ("ts_first", "ts_last"):
             found = np.flatnonzero(idx >= 0)
             return found, series.first_last(channel, idx[found], last=name == "ts_last")
