@@ -2,7 +2,8 @@
 next to the same row recorded before the issue's work (`overhead_before.json`).
 
 - seed query, warm p50 through the stock driver's `session.run`, vs the same query shape with
-  constants in place of the extension calls;
+  constants in place of the extension calls; and after a write each time (its probes and values
+  computed again);
 - ts_avg over 10k nodes x 10 years in one query vs the query without the extension: repeated
   (its probes and computed values reused), and after a write each time (nothing reused);
 - `RETURN 1` p50 with a minimal raw Bolt client (`raw_bolt.py`) vs the falkordb client straight
@@ -79,6 +80,7 @@ def _cpu_row(workers: int, ttl: int = 0) -> str:
 # name -> (how the ratio is read, target)
 ROWS = {
     "seed query, warm p50 (driver session.run)": ("ratio", "<= 1.0 ms"),
+    "seed query after a write, p50": ("ratio", "(nothing cached)"),
     f"ts_avg, {NODES} nodes x 10 years": ("ratio", "<= 10x"),
     f"ts_avg, {NODES} x 10 years, after a write": ("ratio", "(nothing cached)"),
     "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
@@ -101,6 +103,8 @@ def _seed_rows(out: dict) -> None:
                 median_seconds(run(query), 20)                      # warm up
             out["seed query, warm p50 (driver session.run)"] = (
                 median_seconds(run(SEED_QUERY), 200), median_seconds(run(SEED_BASELINE), 200))
+            out["seed query after a write, p50"] = (_after_write(lambda q: run(q)(), SEED_QUERY, 200),
+                                                    _after_write(lambda q: run(q)(), SEED_BASELINE, 200))
         socket_path, password = primary_address(proc.data_dir / "falkordb")
         direct, _ = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
         alone, alone_cpu = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY, lambda: _cpu_seconds(proc.pid))
@@ -116,6 +120,17 @@ def _seed_rows(out: dict) -> None:
                 out[_upstream_row(workers, ttl)] = (through, direct)
                 out[_front_row(workers, ttl)] = (through, alone)
                 out[_cpu_row(workers, ttl)] = (cpu, alone_cpu)
+
+
+def _after_write(run: Callable[[str], object], query: str, repeat: int) -> float:
+    """The median time of `run(query)` right after a write (a new graph state: no probe cached)."""
+    times = []
+    for _ in range(repeat):
+        run("CREATE (:Tick)")
+        started = time.perf_counter()
+        run(query)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def _bolt_client(uri: str):
@@ -185,15 +200,8 @@ def _bulk_row(out: dict) -> None:
         out[f"ts_avg, {NODES} nodes x 10 years"] = (median_seconds(run(BULK_QUERY), 5),
                                                     median_seconds(run(BULK_BASELINE), 5))
 
-        def after_write(query):
-            times = []
-            for _ in range(5):
-                driver.execute_query("CREATE (:Tick)")          # a new graph state: no probe cached
-                started = time.perf_counter()
-                driver.execute_query(query)
-                times.append(time.perf_counter() - started)
-            return statistics.median(times)
-        out[f"ts_avg, {NODES} x 10 years, after a write"] = (after_write(BULK_QUERY), after_write(BULK_BASELINE))
+        out[f"ts_avg, {NODES} x 10 years, after a write"] = (_after_write(driver.execute_query, BULK_QUERY, 5),
+                                                             _after_write(driver.execute_query, BULK_BASELINE, 5))
 
 
 def _wire_rows(out: dict) -> None:
