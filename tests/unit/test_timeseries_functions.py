@@ -191,6 +191,22 @@ def test_a_batch_answers_each_row_as_alone(ext, name, rows):
     assert run(ext, name, *args) == alone
 
 
+def test_a_call_is_cold_only_while_its_own_labels_are_unloaded(tmp_path):
+    """The planner runs a call off the event loop while it may load series: only the labels of
+    the call's nodes count, so an unused label never keeps every call off the loop."""
+    store = TimeseriesStore(tmp_path)
+    store.write("ProductionProfile", MONTHLY, key_property="id", resolution="month")
+    store.write("Well", DAILY, key_property="name", resolution="day")
+    ts_sum = Registry(timeseries_extensions(store)).get("ts_sum")
+    profile, well = (ref(1),), (ref("w1", "rate", labels=("Well",), prop="name"),)
+    assert ts_sum.offload(1, [profile]) and ts_sum.offload(1, [well])
+    assert ts_sum.evaluate([profile]) == [19.0]
+    assert not ts_sum.offload(1, [profile]) and ts_sum.offload(1, [profile, well])
+    assert ts_sum.offload(ts_sum.offload_above + 1, [profile])
+    store.write("ProductionProfile", MONTHLY, key_property="id", resolution="month")
+    assert ts_sum.offload(1, [profile])                     # rewritten: loaded again on the next call
+
+
 def test_unknown_channel_lists_the_available_ones(ext):
     with pytest.raises(CypherError) as err:
         run(ext, "ts_avg", (ref(1, "production"),))
