@@ -2,7 +2,8 @@
 next to the same row recorded before the issue's work (`overhead_before.json`).
 
 - seed query, warm p50 through the stock driver's `session.run`, vs the same query shape with
-  constants in place of the extension calls;
+  constants in place of the extension calls; and after a write each time (its probes and values
+  computed again);
 - ts_avg over 10k nodes x 10 years in one query vs the query without the extension: repeated
   (its probes and computed values reused), and after a write each time (nothing reused);
 - `RETURN 1` p50 with a minimal raw Bolt client (`raw_bolt.py`) vs the falkordb client straight
@@ -14,7 +15,12 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`;
 - the same 16 clients through a proxy with 1, 2 and 4 `--workers` in front of the demo proxy
   (the upstream path: proxy -> proxy -> database), against the same falkordb-client baseline,
-  and against the demo proxy alone (what the front itself costs).
+  and against the demo proxy alone (what the front itself costs); then again with
+  `--probe-cache-ttl 60` (behind a Neo4j the probe cache is off by default: each seed query
+  costs the upstream a probe and the bound query); with each front row, the front's CPU per
+  query (its processes' user + system time over the run, from /proc) against the demo proxy
+  process's own when it served the same clients alone: on a shared machine CPU time is steadier
+  than throughput.
 
 `python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
 """
@@ -22,10 +28,12 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import neo4j
@@ -48,20 +56,31 @@ STREAM_QUERY = "UNWIND range(1, 100000) AS i RETURN i, 'row-' + toString(i) AS s
 SEED_DIRECT = SEED_BASELINE.replace("std(", "stDev(")
 CLIENTS, SECONDS = 16, 10.0
 WORKERS = (1, 2, 4)
+#: The front's probe cache: off (the default behind a Neo4j), then kept 60 s.
+PROBE_CACHE_TTLS = (0, 60)
 
 
 
-def _upstream_row(workers: int) -> str:
-    return f"  ... via an upstream proxy, {workers} worker{'s' if workers > 1 else ''}"
+def _cached(ttl: int) -> str:
+    return f", probe cache {ttl} s" if ttl else ""
 
 
-def _front_row(workers: int) -> str:
-    return f"  ... the same front vs the upstream alone, {workers}"
+def _upstream_row(workers: int, ttl: int = 0) -> str:
+    return f"  ... via an upstream proxy, {workers} worker{'s' if workers > 1 else ''}{_cached(ttl)}"
+
+
+def _front_row(workers: int, ttl: int = 0) -> str:
+    return f"  ... the same front vs the upstream alone, {workers}{_cached(ttl)}"
+
+
+def _cpu_row(workers: int, ttl: int = 0) -> str:
+    return f"  ... the front's CPU per query, {workers}{_cached(ttl)}"
 
 
 # name -> (how the ratio is read, target)
 ROWS = {
     "seed query, warm p50 (driver session.run)": ("ratio", "<= 1.0 ms"),
+    "seed query after a write, p50": ("ratio", "(nothing cached)"),
     f"ts_avg, {NODES} nodes x 10 years": ("ratio", "<= 10x"),
     f"ts_avg, {NODES} x 10 years, after a write": ("ratio", "(nothing cached)"),
     "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
@@ -69,8 +88,9 @@ ROWS = {
     "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.2x"),
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
-    **{_upstream_row(n): ("throughput", ">= 0.8x with workers") for n in WORKERS},
-    **{_front_row(n): ("throughput", "(the front's own cost)") for n in WORKERS},
+    **{_upstream_row(n, ttl): ("throughput", ">= 0.8x with workers") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
+    **{_front_row(n, ttl): ("throughput", "(the front's own cost)") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
+    **{_cpu_row(n, ttl): ("cpu", "(vs the upstream proxy's own)") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
 }
 
 
@@ -83,18 +103,34 @@ def _seed_rows(out: dict) -> None:
                 median_seconds(run(query), 20)                      # warm up
             out["seed query, warm p50 (driver session.run)"] = (
                 median_seconds(run(SEED_QUERY), 200), median_seconds(run(SEED_BASELINE), 200))
+            out["seed query after a write, p50"] = (_after_write(lambda q: run(q)(), SEED_QUERY, 200),
+                                                    _after_write(lambda q: run(q)(), SEED_BASELINE, 200))
         socket_path, password = primary_address(proc.data_dir / "falkordb")
-        direct = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
-        alone = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY)
+        direct, _ = _throughput(lambda: _falkordb_client(socket_path, password), SEED_DIRECT)
+        alone, alone_cpu = _throughput(lambda: _bolt_client(proc.uri), SEED_QUERY, lambda: _cpu_seconds(proc.pid))
         out[f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1"] = (alone, direct)
-        for workers in WORKERS:
-            # The front proxy reads the demo's extension stores (timeseries) from the same data
-            # directory; its graph is the demo proxy's.
-            with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers)],
-                              data_dir=proc.data_dir) as front:
-                through = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY)
-            out[_upstream_row(workers)] = (through, direct)
-            out[_front_row(workers)] = (through, alone)
+        for ttl in PROBE_CACHE_TTLS:
+            for workers in WORKERS:
+                # The front proxy reads the demo's extension stores (timeseries) from the same
+                # data directory; its graph is the demo proxy's.
+                with ProxyProcess(args=["--upstream", proc.uri, "--workers", str(workers),
+                                        "--probe-cache-ttl", str(ttl)], data_dir=proc.data_dir) as front:
+                    through, cpu = _throughput(lambda: _bolt_client(front.uri), SEED_QUERY,
+                                               lambda: _cpu_seconds(front.pid, children=True))
+                out[_upstream_row(workers, ttl)] = (through, direct)
+                out[_front_row(workers, ttl)] = (through, alone)
+                out[_cpu_row(workers, ttl)] = (cpu, alone_cpu)
+
+
+def _after_write(run: Callable[[str], object], query: str, repeat: int) -> float:
+    """The median time of `run(query)` right after a write (a new graph state: no probe cached)."""
+    times = []
+    for _ in range(repeat):
+        run("CREATE (:Tick)")
+        started = time.perf_counter()
+        run(query)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
 
 
 def _bolt_client(uri: str):
@@ -107,8 +143,29 @@ def _falkordb_client(socket_path: Path, password: str):
     return db.select_graph("neo4j").query, db.connection.close
 
 
-def _throughput(connect, seed: str) -> float:
-    """Queries per second of CLIENTS threads, each alternating `seed` and RETURN 1 for SECONDS."""
+def _cpu_seconds(pid: int, children: bool = False) -> float:
+    """User + system CPU seconds of process `pid` so far (with its live descendants if `children`:
+    a proxy's workers), from /proc (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used, parent = {}, {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):             # not a process, or gone meanwhile
+            continue
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+        parent[int(entry.name)] = int(fields[1])
+    tree = {pid}
+    while children and (more := {p for p, ppid in parent.items() if ppid in tree} - tree):
+        tree |= more
+    return sum(used.get(p, 0.0) for p in tree)
+
+
+def _throughput(connect, seed: str, cpu: Callable[[], float] | None = None) -> tuple[float, float | None]:
+    """Queries per second of CLIENTS threads, each alternating `seed` and RETURN 1 for SECONDS, and
+    the CPU seconds `cpu()` counted per query meanwhile (None without `cpu`)."""
     counts = [0] * CLIENTS
     start = threading.Barrier(CLIENTS + 1)
 
@@ -129,10 +186,11 @@ def _throughput(connect, seed: str) -> float:
     for thread in threads:
         thread.start()
     start.wait()
-    began = time.perf_counter()
+    began, cpu_began = time.perf_counter(), cpu() if cpu else 0.0
     for thread in threads:
         thread.join()
-    return sum(counts) / (time.perf_counter() - began)
+    queries = sum(counts)
+    return queries / (time.perf_counter() - began), (cpu() - cpu_began) / queries if cpu else None
 
 
 def _bulk_row(out: dict) -> None:
@@ -142,15 +200,8 @@ def _bulk_row(out: dict) -> None:
         out[f"ts_avg, {NODES} nodes x 10 years"] = (median_seconds(run(BULK_QUERY), 5),
                                                     median_seconds(run(BULK_BASELINE), 5))
 
-        def after_write(query):
-            times = []
-            for _ in range(5):
-                driver.execute_query("CREATE (:Tick)")          # a new graph state: no probe cached
-                started = time.perf_counter()
-                driver.execute_query(query)
-                times.append(time.perf_counter() - started)
-            return statistics.median(times)
-        out[f"ts_avg, {NODES} x 10 years, after a write"] = (after_write(BULK_QUERY), after_write(BULK_BASELINE))
+        out[f"ts_avg, {NODES} x 10 years, after a write"] = (_after_write(driver.execute_query, BULK_QUERY, 5),
+                                                             _after_write(driver.execute_query, BULK_BASELINE, 5))
 
 
 def _wire_rows(out: dict) -> None:
@@ -192,6 +243,8 @@ def _describe(name: str, now: float, base: float) -> str:
     how = ROWS[name][0]
     if how == "throughput":
         return f"{now:9.0f} q/s vs {base:9.0f} q/s  = {now / base:5.2f}x"
+    if how == "cpu":
+        return f"{now * 1e6:8.0f} us vs {base * 1e6:8.0f} us  = {now / base:5.2f}x"
     if how == "cold":
         return f"{now * 1e3:8.3f} ms (a cached plan: {base * 1e6:.2f} us)"
     if how == "diff":
@@ -207,9 +260,9 @@ def main(argv: list[str] | None = None) -> dict:
     before = json.loads(BEFORE.read_text()) if BEFORE.exists() and "--record" not in argv else {}
     print("2-core machine shared with other agents; each row: measured vs its baseline in this run")
     for name, (now, base) in out.items():
-        print(f"{name:<44} now    {_describe(name, now, base)}   target {ROWS[name][1]}")
+        print(f"{name:<58} now    {_describe(name, now, base)}   target {ROWS[name][1]}")
         if name in before:
-            print(f"{'':<44} before {_describe(name, *before[name])}")
+            print(f"{'':<58} before {_describe(name, *before[name])}")
     if "--record" in argv:
         BEFORE.write_text(json.dumps(out, indent=1) + "\n")
         print(f"recorded as the 'before' run in {BEFORE.name}")

@@ -149,10 +149,10 @@ class Extension:
     signature: str = ""
     #: Cost hint: rows above which the planner runs `evaluate` off the event loop.
     offload_above: int = 2_000
-    #: For families whose store loads from disk on first use: True while the next `evaluate` may
-    #: load it (seconds for a big store), so the planner runs it off the event loop whatever the
-    #: row count.
-    cold: Callable[[], bool] | None = None
+    #: For families whose store loads from disk on first use: `cold(arguments)` is True when
+    #: evaluating those argument tuples (or their node sides, the first argument at least) may load
+    #: it (seconds for a big store), so the planner runs it off the event loop whatever the row count.
+    cold: Callable[[Iterable[tuple]], bool] | None = None
     #: For families whose store is built from the graph itself: awaited on the event loop as
     #: `prepare(graph, rows)` before `evaluate`, which then gets its result as a second
     #: argument, `evaluate(rows, prepared)`.
@@ -179,9 +179,10 @@ class Extension:
     def max_args(self) -> int:
         return len(self.arg_kinds)
 
-    def offload(self, rows: int) -> bool:
-        """Whether `evaluate` over this many argument rows should run off the event loop."""
-        return rows > self.offload_above or (self.cold is not None and self.cold())
+    def offload(self, rows: int, arguments: Iterable[tuple]) -> bool:
+        """Whether `evaluate` over this many argument rows (`arguments`, see `cold`) should run off
+        the event loop."""
+        return rows > self.offload_above or (self.cold is not None and self.cold(arguments))
 
     def check_arity(self, n: int) -> None:
         if not self.min_args <= n <= self.max_args:

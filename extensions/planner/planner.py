@@ -397,7 +397,7 @@ class ExtensionPlanner:
             distinct = await asyncio.to_thread(kernels.distinct_arguments, site, rows, self.dialect)
         else:
             distinct = kernels.distinct_arguments(site, rows, self.dialect)
-        return await self._compute(site, distinct, runner, site.ext.offload(len(rows)), params)
+        return await self._compute(site, distinct, runner, site.ext.offload(len(rows), distinct.values()), params)
 
     async def _compute(self, site: Site, distinct: dict[tuple, tuple], runner, offload: bool,
                        params: dict[str, Any]) -> dict[str, Any]:
@@ -498,7 +498,7 @@ class ExtensionPlanner:
 
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
                                params: dict[str, Any]) -> dict[str, Any]:
-        offload = site.ext.offload(len(node_side) * len(values_rows))
+        offload = site.ext.offload(len(node_side) * len(values_rows), node_side.values())
         value_side = kernels.value_side(plan, values_rows, self.dialect)
         prepared = await self._prepared(
             site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)

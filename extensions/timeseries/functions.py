@@ -10,11 +10,10 @@ separated probe, broadcasting the nodes' series and the values' periods.
 from __future__ import annotations
 
 from collections import defaultdict
-from functools import partial
-from typing import Any, Callable, Sequence
+from functools import lru_cache, partial
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
 from extensions.registry import ArgKind, Extension, PropertyRef
 from core.errors import argument_error
@@ -39,8 +38,7 @@ def _range_count(series, channel, idx, a, b):
 
 def _range_avg(series, channel, idx, a, b):
     total, count = series.sum_count(channel, idx, a, b)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return np.divide(total, count, out=np.full(len(total), np.nan), where=count > 0)
 
 
 def _range_series(series: LoadedSeries, channel, idx, a, b):
@@ -72,21 +70,42 @@ _RANGE_KERNELS: dict[str, Callable] = {
 _ABSENT = object()  # an optional argument the call did not write
 
 
-def _distinct(values: list) -> tuple[np.ndarray, list]:
-    """Factorise a column of argument values: codes per row (-1 for null) and the distinct values."""
-    array = np.empty(len(values), dtype=object)
-    array[:] = values
-    try:
-        codes, uniques = pd.factorize(array)
-    except TypeError:  # an unhashable value (a list): resolve every row on its own
-        return np.array([-1 if v is None else i for i, v in enumerate(values)], dtype=np.int64), values
-    return codes, list(uniques)
+def _per_row(values: list, resolve: Callable[..., tuple[int, ...]], null: tuple[int, ...], *context) -> np.ndarray:
+    """One row of ints per value: `resolve(type(value), value, *context)`, `null` for null. Each
+    distinct value is resolved once per call (values of other types apart: 1 is a year, True an
+    error); `resolve` (lru-cached) keeps its rows across calls."""
+    table, codes = [null], []
+    code_of: dict = {}
+    for value in values:
+        if value is None:
+            codes.append(0)
+            continue
+        key = value if value.__class__ is str else (value.__class__, value)
+        try:
+            code = code_of.get(key)
+            if code is None:
+                code = code_of[key] = len(table)
+                table.append(resolve(value.__class__, value, *context))
+        except TypeError:      # unhashable (a list): resolved on its own, to its error
+            code = len(table)
+            table.append(resolve.__wrapped__(value.__class__, value, *context))
+        codes.append(code)
+    return np.array(table, dtype=np.int64)[np.array(codes, dtype=np.intp)]
 
 
-def _per_row(values: list, resolve: Callable[[Any], tuple[int, ...]], null: tuple[int, ...]) -> np.ndarray:
-    """Resolve each distinct value once; returns one row of `resolve`'s ints per value (`null` for null)."""
-    codes, uniques = _distinct(values)
-    return np.array([null, *(resolve(u) for u in uniques)], dtype=np.int64)[codes + 1]
+@lru_cache(maxsize=4096)
+def _range_periods(kind: type, value, resolution: str, where: str) -> tuple[int, int]:
+    """The inclusive (first, last) periods one date argument covers (`_ABSENT`: open). `kind` is the
+    value's type: values that are equal but resolve apart (1 is a year, True an error) stay apart."""
+    if value is _ABSENT:
+        return _open(None, None)
+    return _open(*resolve_range((value,), resolution, where=where))
+
+
+@lru_cache(maxsize=4096)
+def _single_period(kind: type, value, resolution: str, where: str) -> tuple[int]:
+    """The one period a date argument names (ts_at, ts_delta), as `_range_periods` caches it."""
+    return (resolve_single(value, resolution, where=where),)
 
 
 def _open(first: int | None, last: int | None) -> tuple[int, int]:
@@ -149,7 +168,7 @@ class _Evaluator:
             dates = self._dates(name, series, channel, values)
             n = len(indices)
             found, result = self._kernel(name, series, channel, np.repeat(idx, width),
-                                         [np.tile(column, n) for column in dates])
+                                         [column if n == 1 else np.tile(column, n) for column in dates])
             for i, row in zip(indices, _as_rows(result, found, n, width)):
                 rows[i] = row
         return rows
@@ -165,16 +184,12 @@ class _Evaluator:
                 raise argument_error(f"{name}() expects a node's channel as its first argument, like "
                                      f"{name}(n.channel, ...); got {ref!r}")
             by_ref[(ref.node.labels, ref.key)].append(i)
-        groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+        groups: dict[tuple[LoadedSeries, str], list[int]] = defaultdict(list)
         for (labels, channel), indices in by_ref.items():
-            label = next((lb for lb in labels if self.store.has(lb)), None)
-            if label is not None:
-                groups[(label, channel)].extend(indices)
-        for (label, channel), indices in groups.items():
-            try:
-                series = self.store.series(label)
-            except KeyError:  # removed since has(): no series, so null
-                continue
+            series = self.store.find(labels)
+            if series is not None:
+                groups[(series, channel)].extend(indices)
+        for (series, channel), indices in groups.items():
             if channel not in series.meta.channels:
                 raise argument_error(f"Unknown channel '{channel}' on {series.meta.label}. "
                                      f"Available: {', '.join(series.meta.channels)}")
@@ -182,9 +197,17 @@ class _Evaluator:
 
     @staticmethod
     def _series_index(series: LoadedSeries, refs: list) -> np.ndarray:
-        """The series index of each node (-1 where it has none), each distinct key looked up once."""
-        codes, uniques = _distinct([ref.node.properties.get(series.meta.key_property) for ref in refs])
-        return np.append(series.lookup([canonical_key(u) for u in uniques]), -1)[codes]
+        """The series index of each node (-1 where it has none), each node looked up once."""
+        key_property = series.meta.key_property
+        found: dict[int, int] = {}
+        index = []
+        for ref in refs:
+            node = ref.node
+            position = found.get(id(node))
+            if position is None:
+                position = found[id(node)] = series.position(canonical_key(node.properties.get(key_property)))
+            index.append(position)
+        return np.array(index, dtype=np.int64)
 
     def _dates(self, name: str, series: LoadedSeries, channel: str, dates: Sequence[tuple]) -> list[np.ndarray]:
         """The period columns of the date arguments: (first, last) for range functions, one
@@ -203,8 +226,10 @@ class _Evaluator:
         if name in _RANGE_KERNELS:
             first, last = dates
             found = np.flatnonzero(idx >= 0)
-            a, b = series.bounds(idx[found], first[found], last[found])
-            return found, _RANGE_KERNELS[name](series, channel, idx[found], a, b)
+            if len(found) < len(idx):
+                idx, first, last = idx[found], first[found], last[found]
+            a, b = series.bounds(idx, first, last)
+            return found, _RANGE_KERNELS[name](series, channel, idx, a, b)
         if name in ("ts_first", "ts_last"):
             found = np.flatnonzero(idx >= 0)
             return found, series.first_last(channel, idx[found], last=name == "ts_last")
@@ -220,25 +245,27 @@ class _Evaluator:
         One date argument means that whole period; with two, the range runs from the first
         period of the start to the last period of the end.
         """
-        def periods(value):
-            if value is _ABSENT:
-                return _open(None, None)
-            return _open(*resolve_range((value,), resolution, where=where))
-
-        starts = _per_row([d[0] if d else _ABSENT for d in dates], periods, _open(None, None))
-        ends = _per_row([d[1] if len(d) > 1 else _ABSENT for d in dates], periods, _open(None, None))
+        open_range = _open(None, None)
+        starts = _per_row([d[0] if d else _ABSENT for d in dates], _range_periods, open_range, resolution, where)
+        ends = _per_row([d[1] if len(d) > 1 else _ABSENT for d in dates], _range_periods, open_range,
+                        resolution, where)
         one_arg = np.array([len(d) < 2 for d in dates], dtype=bool)
         return starts[:, 0], np.where(one_arg, starts[:, 1], ends[:, 1])
 
     @staticmethod
     def _single_periods(dates: Sequence[tuple], count: int, resolution: str, where: str) -> list[np.ndarray]:
         """The period each date argument names (ts_at: one column, ts_delta: two); OPEN_LOW where null."""
-        def period(value):
-            resolved = resolve_single(value, resolution, where=where)
-            return (OPEN_LOW if resolved is None else resolved,)
-
-        return [_per_row([d[j] if j < len(d) else None for d in dates], period, (OPEN_LOW,))[:, 0]
+        return [_per_row([d[j] if j < len(d) else None for d in dates], _single_period, (OPEN_LOW,),
+                         resolution, where)[:, 0]
                 for j in range(count)]
+
+
+def _cold(store: TimeseriesStore, arguments: Iterable[tuple]) -> bool:
+    """Whether evaluating `arguments` may load a label's series (seconds for a big store): one of
+    its nodes has a label whose series are not loaded, or changed on disk since."""
+    unloaded = store.unloaded()
+    return bool(unloaded) and any(isinstance(args[0], PropertyRef) and not unloaded.isdisjoint(args[0].node.labels)
+                                  for args in arguments)
 
 
 def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:
@@ -256,5 +283,5 @@ def timeseries_extensions(store: TimeseriesStore) -> list[Extension]:
     return [Extension(name=name, arg_kinds=kinds, min_args=min_args, evaluate=partial(evaluator.evaluate, name),
                       node_properties=key_properties, signature=signature,
                       evaluate_product=partial(evaluator.evaluate_product, name), data_version=store.version,
-                      cold=store.cold)
+                      cold=partial(_cold, store))
             for name, kinds, min_args, signature in specs]

@@ -8,13 +8,16 @@ Layout under `root` (usually `<data-dir>/timeseries`):
 
 A write builds a new generation directory, fsyncs it, then atomically replaces the symlink, so
 readers see the old or the new store, never a mix, and a failed write leaves the old one intact.
-Swapping the link also makes the freshness check one `readlink` call. A plain directory holding
-the two files (e.g. copied by hand) is read too; its freshness check is a `stat` of the parquet.
+Swapping the link also changes the root directory, so the freshness check of every call is one
+`stat` of the root (`_Listing`): the labels and their link targets are read again only when it
+changed. A plain directory holding the two files (e.g. copied by hand) is read too; while there
+is one, every call reads the root again and `stat`s its parquet.
 
-In memory (`LoadedSeries`) rows are sorted by (key, period): keys are canonical strings, times
-are integer period numbers (see `dates.py`), channels are float64 with NaN for missing. Range
-queries for any number of (key, first, last) tuples are `np.searchsorted` on one composite
-int64 array, then prefix sums (sum, count) or `ufunc.reduceat` (min, max): no loop per tuple.
+In memory (`LoadedSeries`) rows are sorted by (key, period): keys are canonical strings (found
+through a dict of their positions), times are integer period numbers (see `dates.py`), channels
+are float64 with NaN for missing. Range queries for any number of (key, first, last) tuples are
+`np.searchsorted` on one composite int64 array, then prefix sums (sum, count) or
+`ufunc.reduceat` (min, max): no loop per tuple.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +48,10 @@ _VERSIONS = ".versions"
 #: Open bounds for `LoadedSeries.bounds`.
 OPEN_LOW = np.iinfo(np.int64).min // 4
 OPEN_HIGH = np.iinfo(np.int64).max // 4
+#: How old the root directory's mtime must be before a listing of it is trusted while it keeps
+#: that mtime: file times come from a clock that ticks every few milliseconds, so a change made
+#: within the same tick as the listing could leave the mtime as it was.
+_SETTLED_NS = 1_000_000_000
 
 
 def default_root(data_dir: str | Path) -> Path:
@@ -103,6 +112,8 @@ class _Channel:
         self._present: np.ndarray | None = None
 
     def _derive(self) -> None:
+        if self._csum is not None:
+            return
         with self._lock:
             if self._csum is not None:
                 return
@@ -162,7 +173,7 @@ class LoadedSeries:
         """`row_key` indexes the sorted `keys`; rows may come in any order (sorted here if needed)."""
         self.meta = meta
         self.keys = keys
-        self._index = pd.Index(keys)
+        self._positions = dict(zip(keys.tolist(), range(len(keys))))
         self.tmin = int(times.min()) if len(times) else 0
         self.tmax = int(times.max()) if len(times) else 0
         self._stride = self.tmax - self.tmin + 2
@@ -183,11 +194,9 @@ class LoadedSeries:
     def channel(self, name: str) -> _Channel:
         return self._channels[name]
 
-    def lookup(self, keys: list[str | None]) -> np.ndarray:
-        """Canonical keys -> series index, -1 where there is no such series."""
-        if not len(self.keys):
-            return np.full(len(keys), -1, dtype=np.int64)
-        return self._index.get_indexer(pd.Index(keys, dtype=object)).astype(np.int64)
+    def position(self, key: str | None) -> int:
+        """The series index of a canonical key, -1 when there is no such series."""
+        return self._positions.get(key, -1)
 
     def bounds(self, idx: np.ndarray, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Row range [a, b) of each series `idx` within inclusive periods [first, last].
@@ -195,8 +204,8 @@ class LoadedSeries:
         Open bounds are `OPEN_LOW` / `OPEN_HIGH`; b < a never happens (empty ranges give a == b).
         """
         base = idx * self._stride - self.tmin
-        lo = np.clip(first, self.tmin, self.tmax + 1) + base
-        hi = np.clip(last, self.tmin - 1, self.tmax) + base
+        lo = np.minimum(np.maximum(first, self.tmin), self.tmax + 1) + base
+        hi = np.minimum(np.maximum(last, self.tmin - 1), self.tmax) + base
         a = np.searchsorted(self._composite, lo, side="left")
         b = np.searchsorted(self._composite, hi, side="right")
         return a, np.maximum(a, b)
@@ -252,7 +261,7 @@ class LoadedSeries:
 
     def nbytes(self) -> int:
         arrays = (self.times, self.offsets, self._composite)
-        key_bytes = sum(len(k) + 50 for k in self.keys) + self.keys.nbytes
+        key_bytes = sum(len(k) + 50 for k in self.keys) + self.keys.nbytes + sys.getsizeof(self._positions)
         return sum(a.nbytes for a in arrays) + key_bytes + sum(c.nbytes() for c in self._channels.values())
 
 
@@ -262,33 +271,51 @@ class _Entry:
     series: LoadedSeries
 
 
+@dataclass(frozen=True)
+class _Listing:
+    """The labels that have a store, each with its token (`TimeseriesStore._read_token`), as one
+    scan of the root found them when the root's stat was `stamp`. A `settled` listing holds while
+    the root keeps that stamp; any other is read again on the next call."""
+
+    stamp: tuple | None
+    settled: bool
+    tokens: dict[str, object]
+
+    @property
+    def version(self) -> tuple:
+        return tuple(self.tokens.items())
+
+
+_NOTHING = _Listing(None, False, {})
+
+
 class TimeseriesStore:
     """Per-label series on disk, loaded into numpy on first use and shared by all callers."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
+        self._root_name = str(self.root)
         self._cache: dict[str, _Entry] = {}
         self._lock = threading.Lock()
         self._label_locks: dict[str, threading.Lock] = {}
+        self._last = _NOTHING
 
     # -- reading ---------------------------------------------------------------------------
 
     def labels(self) -> list[str]:
         """Labels that have a store, sorted."""
-        if not self.root.is_dir():
-            return []
-        return sorted(p.name for p in self.root.iterdir()
-                      if not p.name.startswith(".") and (p / META_FILE).is_file())
+        return list(self._listing().tokens)
 
     def has(self, label: str) -> bool:
-        return _valid_label(label) and (self.root / label / META_FILE).is_file()
+        return label in self._listing().tokens
 
     def meta(self, label: str) -> SeriesMeta:
         """The label's metadata (read from disk unless a fresh copy is loaded)."""
+        token = self._token(label)
         entry = self._cache.get(label)
-        if entry is not None and entry.token == self._token(label):
+        if entry is not None and entry.token == token:
             return entry.series.meta
-        return _read_meta(self._resolve(label, self._token(label)))
+        return _read_meta(self._resolve(label, token))
 
     def coverage(self, label: str) -> tuple[int, int]:
         """The first and last period of the label's series: from the loaded arrays, else from the
@@ -313,8 +340,23 @@ class TimeseriesStore:
 
     def series(self, label: str) -> LoadedSeries:
         """The label's arrays: cached, reloaded when the files change. KeyError if no store."""
+        return self._series(label, self._token(label))
+
+    def find(self, labels: Iterable[str]) -> LoadedSeries | None:
+        """The arrays of the first of `labels` that has a store, as `series` gives them; None when
+        none has one (or it was removed meanwhile)."""
+        tokens = self._listing().tokens
+        label = next((label for label in labels if label in tokens), None)
+        if label is None:
+            return None
+        try:
+            return self._series(label, tokens[label])
+        except KeyError:
+            return None
+
+    def _series(self, label: str, token) -> LoadedSeries:
+        """`series(label)`, given the label's current token."""
         entry = self._cache.get(label)
-        token = self._token(label)
         if entry is not None and entry.token == token:
             return entry.series
         with self._lock_for(label):
@@ -333,25 +375,17 @@ class TimeseriesStore:
                 return loaded
             raise KeyError(f"Timeseries store for label {label!r} kept changing while loading")
 
-    def cold(self) -> bool:
-        """Whether a label's series are not loaded, or changed on disk since: the next call on
-        it loads them (12M values: ~1 s)."""
-        return any(not self._loaded(label) for label in self.labels())
-
-    def _loaded(self, label: str) -> bool:
-        entry = self._cache.get(label)
-        return entry is not None and entry.token == self._token(label)
+    def unloaded(self) -> set[str]:
+        """The labels whose next call loads their series (12M values: ~1 s): never loaded, or
+        changed on disk since."""
+        cache = self._cache
+        return {label for label, token in self._listing().tokens.items()
+                if (entry := cache.get(label)) is None or entry.token != token}
 
     def version(self) -> tuple:
         """Changes whenever a label's series are written, replaced or removed (for caches of
-        values computed from them): each label's link target (`write` makes a new generation),
-        in one directory scan."""
-        try:
-            with os.scandir(self.root) as entries:
-                names = sorted(e.name for e in entries if not e.name.startswith("."))
-        except OSError:
-            return ()
-        return tuple((name, self._token(name)) for name in names)
+        values computed from them): each label's token (`write` makes a new generation)."""
+        return self._listing().version
 
     def memory_bytes(self) -> int:
         """Bytes held by the loaded arrays (all labels)."""
@@ -362,6 +396,39 @@ class TimeseriesStore:
             return self._label_locks.setdefault(label, threading.Lock())
 
     def _token(self, label: str):
+        """The label's token in the current listing (None: no store)."""
+        return self._listing().tokens.get(label)
+
+    def _listing(self) -> _Listing:
+        """The labels and their tokens: the last scan while the root's stat is as it was then
+        (a write replaces a link in the root, which changes it), else a new scan."""
+        now = time.time_ns()
+        try:
+            st = os.stat(self._root_name)
+        except OSError:
+            return _NOTHING
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        listing = self._last
+        if not (listing.settled and listing.stamp == stamp):
+            self._last = listing = self._scan(stamp, settled=st.st_mtime_ns < now - _SETTLED_NS)
+        return listing
+
+    def _scan(self, stamp: tuple, settled: bool) -> _Listing:
+        """Read the root: each label's token, when its directory holds a store. A plain directory
+        can change without changing the root: a listing holding one is never settled."""
+        try:
+            with os.scandir(self.root) as entries:
+                names = sorted(e.name for e in entries if not e.name.startswith("."))
+        except OSError:
+            return _NOTHING
+        tokens = {}
+        for name in names:
+            token = self._read_token(name)
+            if token is not None and (self._resolve(name, token) / META_FILE).is_file():
+                tokens[name] = token
+        return _Listing(stamp, settled and all(isinstance(t, str) for t in tokens.values()), tokens)
+
+    def _read_token(self, label: str):
         """What changes when the label's store is rewritten: the link target, else the file stat."""
         path = self.root / label
         try:
@@ -396,7 +463,7 @@ class TimeseriesStore:
         link = self.root / label
         temp_link = self.root / f".{generation}.link"
         with self._lock_for(label):
-            token = self._token(label)
+            token = self._read_token(label)
             previous = None if token is None else self._resolve(label, token)
             try:
                 target.mkdir()

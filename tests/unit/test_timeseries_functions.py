@@ -24,6 +24,8 @@ MONTHLY = pd.DataFrame(
         (2, "2020-06-01", 7.0, 7.0),
         (3, "2020-01-01", NAN, NAN),
     ], columns=["key", "time", "prd_oe_net", "prd_oil_net"])
+ALL_FUNCTIONS = ("ts_sum", "ts_avg", "ts_min", "ts_max", "ts_count", "ts_series", "ts_first", "ts_last", "ts_at",
+                 "ts_delta")
 DAILY = pd.DataFrame({"key": "w1", "time": pd.date_range("2020-02-27", "2020-03-02", freq="D"),
                       "rate": [1.0, 2.0, 4.0, 8.0, 16.0]})
 
@@ -155,6 +157,56 @@ def test_string_and_integer_keys_match(ext):
     assert run(ext, "ts_sum", (ref("2"),), (ref(2.0),)) == [7.0, 7.0]
 
 
+def test_equal_values_of_other_types_are_looked_up_apart(ext):
+    """A batch resolves each distinct key and date once, but 1, 1.0 and True are not the same key
+    (True is 'true') nor the same date (True is no date)."""
+    assert run(ext, "ts_sum", (ref(True),), (ref(1),), (ref(1.0),)) == [None, 19.0, 19.0]
+    assert run(ext, "ts_sum", (ref(1), 2020), (ref(1), "2020")) == [4.0, 4.0]
+    with pytest.raises(CypherError, match="Invalid date argument True of type bool"):
+        run(ext, "ts_sum", (ref(1), 1), (ref(1), True))
+
+
+keys = st.sampled_from([1, 2, "2", 2.0, True, "true", None, NAN, 1.5, [1], "nope"])
+any_dates = st.one_of(st.none(), st.sampled_from(["2019", "2020", "2030", "2020-1", "2020-6", 2020, 2021, True, 1.0,
+                                                  [2020], "2020-13", neo4j.time.Date(2020, 3, 1)]))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(ALL_FUNCTIONS),
+       st.lists(st.tuples(keys, any_dates, any_dates), min_size=1, max_size=10))
+def test_a_batch_answers_each_row_as_alone(ext, name, rows):
+    """Batching (each distinct key and date resolved once, lookups through the loaded arrays) never
+    mixes rows: a batch gives each row what it gives alone, or fails when a row fails alone."""
+    width = {"ts_first": 0, "ts_last": 0, "ts_at": 1}.get(name, 2)
+    args = [(PropertyRef(NodeRef(i, str(i), ("ProductionProfile",), {} if key == "nope" else {"id": key}),
+                         "prd_oe_net"), *dates[:width]) for i, (key, *dates) in enumerate(rows)]
+    alone = []
+    for row in args:
+        try:
+            alone += run(ext, name, row)
+        except CypherError:
+            with pytest.raises(CypherError):
+                run(ext, name, *args)
+            return
+    assert run(ext, name, *args) == alone
+
+
+def test_a_call_is_cold_only_while_its_own_labels_are_unloaded(tmp_path):
+    """The planner runs a call off the event loop while it may load series: only the labels of
+    the call's nodes count, so an unused label never keeps every call off the loop."""
+    store = TimeseriesStore(tmp_path)
+    store.write("ProductionProfile", MONTHLY, key_property="id", resolution="month")
+    store.write("Well", DAILY, key_property="name", resolution="day")
+    ts_sum = Registry(timeseries_extensions(store)).get("ts_sum")
+    profile, well = (ref(1),), (ref("w1", "rate", labels=("Well",), prop="name"),)
+    assert ts_sum.offload(1, [profile]) and ts_sum.offload(1, [well])
+    assert ts_sum.evaluate([profile]) == [19.0]
+    assert not ts_sum.offload(1, [profile]) and ts_sum.offload(1, [profile, well])
+    assert ts_sum.offload(ts_sum.offload_above + 1, [profile])
+    store.write("ProductionProfile", MONTHLY, key_property="id", resolution="month")
+    assert ts_sum.offload(1, [profile])                     # rewritten: loaded again on the next call
+
+
 def test_unknown_channel_lists_the_available_ones(ext):
     with pytest.raises(CypherError) as err:
         run(ext, "ts_avg", (ref(1, "production"),))
@@ -260,8 +312,6 @@ def test_hourly_data(tmp_path):
 
 # -- a separated probe's product ------------------------------------------------------------------
 
-ALL_FUNCTIONS = ("ts_sum", "ts_avg", "ts_min", "ts_max", "ts_count", "ts_series", "ts_first", "ts_last", "ts_at",
-                 "ts_delta")
 node_refs = st.one_of(
     st.none(),
     st.sampled_from([1, 2, 3, 99, "2", 2.0]).map(ref),

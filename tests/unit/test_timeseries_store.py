@@ -3,6 +3,7 @@
 import json
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
@@ -178,7 +179,7 @@ def test_empty_frame_writes_an_empty_store(store):
                           "v": pd.Series([], dtype=float)})
     store.write("E", empty, key_property="id", resolution="month")
     series = store.series("E")
-    assert series.rows == 0 and list(series.lookup(["1"])) == [-1]
+    assert series.rows == 0 and series.position("1") == -1
 
 
 def test_canonical_key_links_numbers_and_strings():
@@ -211,12 +212,37 @@ def test_segmented_cumsum_sums_each_series_on_its_own(segments):
     assert segmented_cumsum(values, offsets).tolist() == expected
 
 
-def test_cold_until_loaded_and_again_after_a_rewrite(store):
-    """What the planner asks before computing on the event loop: a store still to load is cold."""
-    assert not store.cold()
+def test_unloaded_until_loaded_and_again_after_a_rewrite(store):
+    """What the planner asks before computing on the event loop: a label still to load is unloaded,
+    each label on its own."""
+    assert store.unloaded() == set()
     store.write("P", frame(), key_property="id", resolution="month")
-    assert store.cold()
+    store.write("Q", frame(), key_property="id", resolution="month")
+    assert store.unloaded() == {"P", "Q"}
     store.series("P")
-    assert not store.cold()
+    assert store.unloaded() == {"Q"}
     store.write("P", frame(scale=2), key_property="id", resolution="month")
-    assert store.cold()
+    assert store.unloaded() == {"P", "Q"}
+
+
+def test_a_listing_is_trusted_only_while_the_root_is_unchanged(store, monkeypatch):
+    """Labels and tokens are read again when the root changes (another process's write too), and
+    on every call while its last change is too recent to be told apart from the next one."""
+    store.write("P", frame(), key_property="id", resolution="month")
+    other = TimeseriesStore(store.root)
+    assert other.labels() == ["P"]
+    scans = []
+    real_scan = TimeseriesStore._scan
+    monkeypatch.setattr(TimeseriesStore, "_scan", lambda self, *a, **k: scans.append(1) or real_scan(self, *a, **k))
+    other.has("P"), other.has("P")
+    assert len(scans) == 2                                   # the root changed within the last second
+    past = time.time_ns() - 5_000_000_000
+    os.utime(store.root, ns=(past, past))
+    other.has("P"), other.has("P"), other.version()
+    assert len(scans) == 3                                   # settled: one scan, then the stat alone
+    store.write("Q", frame(), key_property="id", resolution="month")
+    assert other.labels() == ["P", "Q"] and other.unloaded() == {"P", "Q"}
+    os.utime(store.root, ns=(past, past))
+    assert other.has("Q") and other.has("Q") and len(scans) == 6
+    (store.root / "Q").unlink()
+    assert other.labels() == ["P"] and len(scans) == 7
