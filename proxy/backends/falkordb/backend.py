@@ -60,6 +60,8 @@ _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered
 ACCESS_MODE = "Neo.ClientError.Statement.AccessMode"
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
+#: The only way a statement creates a vector (`Backend.vectors_written`).
+_STORES_VECTOR = re.compile(r"vecf32", re.I).search
 
 
 class FalkorDBResult(Result):
@@ -344,6 +346,8 @@ class FalkorDBBackend(Backend):
         if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
             await self._apply_limits()                          # a restart or a promotion
         names_before = await self._upkeep(graph, statement) if statement.may_write else None
+        if statement.may_write and _STORES_VECTOR(statement.text):
+            self.note_vector_write(graph.name)
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)
