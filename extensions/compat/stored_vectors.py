@@ -29,8 +29,8 @@ Against `top(d)`, d elements of +infinity (1e39 overflows float32), every differ
 
 Probes see the graph as the statement starts: a vector written earlier in the same statement is
 not sliced (FalkorDB's error stays), and its length, if new, is refused while the query runs.
-They run only while a vector may be stored under the key (vector_keys.py): `size(n.name)` of a
-key that holds none is sent as written.
+They run only while the graph may hold a vector (vector_census.py): on a graph without any,
+`size(n.name)` is sent as written.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A
 from ..planner.late import LateStep, reading_prefix
-from .vector_keys import may_hold_vector
+from .vector_census import may_hold_vector
 
 VECTOR = "'Vectorf32'"
 #: The most vector lengths one size() is written for (each adds two vectors to the query's text).
@@ -98,15 +98,10 @@ def _marker(planner) -> str:
     return f"\x00late{next(planner.counter)}\x00"
 
 
-def _late(planner, probe: list[str], render: Callable[[list[Any]], str], key: str) -> str:
+def _late(planner, probe: list[str], render: Callable[[list[Any]], str]) -> str:
     marker = _marker(planner)
-    planner.steps.append(LateStep("\n".join(probe), marker, render, wanted=_holding(key)))
+    planner.steps.append(LateStep("\n".join(probe), marker, render, wanted=may_hold_vector))
     return marker
-
-
-def _holding(key: str):
-    """`LateStep.wanted`: probe only while a vector may be stored under `key` (vector_keys.py)."""
-    return lambda runner: may_hold_vector(runner, key)
 
 
 # ------------------------------------------------------------------ size()
@@ -156,7 +151,7 @@ def _plan_size(planner, clause_index: int, clause: A.Clause, call: A.FunctionCal
         return _either(value, name, lambda v: vector_size(v, lengths, f"{v}d"), lambda v: f"size({v})")
 
     planner.steps.append(LateStep(f"{vectors} RETURN [min(__v), max(__v)]", marker := _marker(planner), render,
-                                  lambda found: _next_gap(vectors, found), _holding(_read_property(arg).key)))
+                                  lambda found: _next_gap(vectors, found), may_hold_vector))
     planner.add_edit((*call.span, marker))
 
 
@@ -257,7 +252,7 @@ def _plan_element(planner, clause_index: int, clause: A.Clause, node: A.Index | 
         return f"{planner.text[collect.span[0]:collect.args[0].span[0]]}{element})" \
                f"{planner.text[collect.span[1]:node.expr.span[1]]}"
 
-    planner.add_edit((*node.span, _late(planner, lines, render, prop.key)))
+    planner.add_edit((*node.span, _late(planner, lines, render)))
 
 
 def _slice_text(planner, node: A.Slice) -> str:

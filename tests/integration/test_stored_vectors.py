@@ -1,6 +1,6 @@
 """Vectors stored as FalkorDB's `vecf32`, against a real embedded server: read back exactly as the
-floats written (float32, widened), and `size()` of a property probed only while a vector may be
-stored under its key (compat/stored_vectors.py)."""
+floats written (float32, widened), and `size()` of a property probed only while the graph may
+hold a vector (compat/vector_census.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.backend import TxConfig
-from extensions.compat.vector_keys import census
+from extensions.compat.vector_census import census
 from extensions.planner.catalog import build_registry
 from extensions.planner.planner import ExtensionPlanner
 from proxy.backends.falkordb.dialect import FALKORDB
@@ -95,13 +95,13 @@ async def test_size_of_a_key_holding_no_vector_sends_no_probe(embedded, planner,
     assert probes(sent) == [] and known.scans == scans and not embedded.vectors_written("neo4j")
 
 
-async def test_keys_gaining_vectors_are_probed_the_others_are_not(embedded, planner, sent):
+async def test_once_a_vector_is_stored_size_probes_as_before(embedded, planner, sent):
     runner = SessionRunner(embedded, AUTO, None)
     await ask(planner, runner, "MATCH (d:Doc {name: 'abc'}) CALL db.create.setNodeVectorProperty(d, 'embedding', $v)",
               v=[0.5, 1.5, 2.5])
     assert embedded.vectors_written("neo4j")
     assert await ask(planner, runner, "MATCH (d:Doc) RETURN size(d.name) AS n ORDER BY n") == [[3], [4]]
-    assert probes(sent) == []                                    # a scan for the key, once per graph state
+    assert len(probes(sent)) == 1                                # no vector of another length: one round
     sent.clear()
     got = await ask(planner, runner, "MATCH (d:Doc) RETURN d.name, size(d.embedding), d.embedding[1] ORDER BY d.name")
     assert got == [["abc", 3, 1.5], ["defg", None, None]]
@@ -122,3 +122,10 @@ async def test_a_vector_written_earlier_in_the_transaction_is_read(embedded, pla
     assert await ask(planner, outside, "MATCH (d:Doc) RETURN size(d.name) AS n ORDER BY n") == [[3], [4]]
     await ask(planner, outside, "MATCH (d:Doc {name: 'defg'}) SET d.name = vecf32([1.0, 2.0, 3.0, 4.0, 5.0])")
     assert await ask(planner, outside, "MATCH (d:Doc) RETURN size(d.name) AS n ORDER BY n") == [[3], [5]]
+
+
+async def test_a_vector_on_a_relationship_is_found(embedded, planner, sent):
+    runner = SessionRunner(embedded, AUTO, None)
+    await ask(planner, runner, "MATCH (a:Doc {name: 'abc'}) CREATE (a)-[:LINK {w: vecf32([1.0, 2.0, 3.0, 4.0])}]->(a)")
+    assert await ask(planner, runner, "MATCH ()-[r:LINK]->() RETURN size(r.w), r.w[-1]") == [[4, 4.0]]
+    assert probes(sent)
