@@ -13,6 +13,7 @@ from core.backend import TxConfig
 from extensions.compat.vector_census import census
 from extensions.planner.catalog import build_registry
 from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.falkordb.backend import FalkorDBBackend
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.session import SessionRunner
 
@@ -129,3 +130,25 @@ async def test_a_vector_on_a_relationship_is_found(embedded, planner, sent):
     await ask(planner, runner, "MATCH (a:Doc {name: 'abc'}) CREATE (a)-[:LINK {w: vecf32([1.0, 2.0, 3.0, 4.0])}]->(a)")
     assert await ask(planner, runner, "MATCH ()-[r:LINK]->() RETURN size(r.w), r.w[-1]") == [[4, 4.0]]
     assert probes(sent)
+
+
+async def test_vectors_stored_before_a_restart_are_found(tmp_path, planner):
+    """A new process has seen no vecf32 write: its census finds the vectors already stored (here
+    only on a relationship), so their size() is still probed and right."""
+    backend = FalkorDBBackend(tmp_path, persistent=True)
+    await backend.start()
+    try:
+        await ask(planner, SessionRunner(backend, AUTO, None),
+                  "CREATE (:End {name: 'x'})-[:LINK {w: vecf32([1.0, 2.0, 3.0])}]->(:End {name: 'yz'})")
+    finally:
+        await backend.stop()
+    backend = FalkorDBBackend(tmp_path, persistent=True)
+    await backend.start()
+    try:
+        runner = SessionRunner(backend, AUTO, None)
+        assert not backend.vectors_written("neo4j")
+        assert await ask(planner, runner, "MATCH (a)-[r:LINK]->(b) RETURN size(a.name), size(b.name), size(r.w)") \
+            == [[1, 2, 3]]
+        assert census(backend, "neo4j").anywhere is True
+    finally:
+        await backend.stop()
