@@ -163,6 +163,7 @@ class Backend(ABC):
 
     def __init__(self) -> None:
         self._writes: Counter[str] = Counter()
+        self._vectors_written: set[str] = set()
 
     @abstractmethod
     async def start(self) -> None:
@@ -231,6 +232,17 @@ class Backend(ABC):
     def note_write(self, database: str | None) -> None:
         """Record that a write to `database` passed through the proxy (see `graph_state`)."""
         self._writes[database or self.default_database] += 1
+
+    def note_vector_write(self, database: str | None) -> None:
+        """Record, before it runs, that a statement that may store a vector (FalkorDB's `vecf32`)
+        is about to write to `database` (see `vectors_written`)."""
+        self._vectors_written.add(database or self.default_database)
+
+    def vectors_written(self, database: str | None) -> bool:
+        """Whether a statement that may store a vector has run on `database` since the proxy
+        started: until one has, no write can have stored one (copying needs one stored before),
+        so what was found of the graph's vectors still holds after any number of writes."""
+        return (database or self.default_database) in self._vectors_written
 
 
 

@@ -16,7 +16,7 @@ a late step over an expression's values, the YIELD's tail, and small Cypher text
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from core.dialect import Dialect
@@ -60,10 +60,12 @@ class PlanBuilder(Protocol):
     def fresh(self) -> int:
         """A number no other name of this query's plan uses (`__v3`, markers)."""
 
-    def add_late(self, probe: str, render: Render, follow: Callable[[list[Any]], str | None] | None = None) -> str:
+    def add_late(self, probe: str, render: Render, follow: Callable[[list[Any]], str | None] | None = None,
+                 wanted: Callable[[Any], Awaitable[bool]] | None = None) -> str:
         """A late step: `probe` runs before the query (its first column: the values), then
         `render(values)` replaces the marker returned (to be put in the text by an edit). With
-        `follow`, values are found in rounds: `follow(values so far)` is the next probe, or None."""
+        `follow`, values are found in rounds: `follow(values so far)` is the next probe, or None.
+        With `wanted`, `await wanted(runner)` first says whether to probe at all (False: no values)."""
 
     def add_virtual(self, procedure: VirtualProcedure, arguments: tuple, placeholder: Any) -> str:
         """A virtual step: `procedure` answers with `arguments` (constant expressions) before the

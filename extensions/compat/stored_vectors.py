@@ -29,6 +29,8 @@ Against `top(d)`, d elements of +infinity (1e39 overflows float32), every differ
 
 Probes see the graph as the statement starts: a vector written earlier in the same statement is
 not sliced (FalkorDB's error stays), and its length, if new, is refused while the query runs.
+They run only while the graph may hold a vector (vector_census.py): on a graph without any,
+`size(n.name)` is sent as written.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from core.errors import CypherError, argument_error
 
 from ..cypher import ast as A
 from ..plan_builder import PlanBuilder, reading_prefix, writes_before
+from .vector_census import may_hold_vector
 
 VECTOR = "'Vectorf32'"
 #: The most vector lengths one size() is written for (each adds two vectors to the query's text).
@@ -134,7 +137,8 @@ def _plan_size(planner: PlanBuilder, clause_index: int, clause: A.Clause, call: 
             return original
         return _either(value, name, lambda v: vector_size(v, lengths, f"{v}d"), lambda v: f"size({v})")
 
-    marker = planner.add_late(f"{vectors} RETURN [min(__v), max(__v)]", render, lambda found: _next_gap(vectors, found))
+    marker = planner.add_late(f"{vectors} RETURN [min(__v), max(__v)]", render, lambda found: _next_gap(vectors, found),
+                              may_hold_vector)
     planner.add_edit((*call.span, marker))
 
 
@@ -235,7 +239,7 @@ def _plan_element(planner: PlanBuilder, clause_index: int, clause: A.Clause, nod
         return f"{planner.text[collect.span[0]:collect.args[0].span[0]]}{element})" \
                f"{planner.text[collect.span[1]:node.expr.span[1]]}"
 
-    planner.add_edit((*node.span, planner.add_late("\n".join(lines), render)))
+    planner.add_edit((*node.span, planner.add_late("\n".join(lines), render, wanted=may_hold_vector)))
 
 
 def _slice_text(planner: PlanBuilder, node: A.Slice) -> str:

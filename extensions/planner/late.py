@@ -12,7 +12,7 @@ per execution.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from core.errors import argument_error
 
@@ -25,12 +25,14 @@ from ..plan_builder import PlanBuilder, as_list, string, values_step, when
 @dataclass
 class LateStep:
     """Run `probe` (first column: the distinct values), then `render(values)` replaces `marker`.
-    With `follow`, values are found in rounds: `follow(values so far)` is the next probe, or None."""
+    With `follow`, values are found in rounds: `follow(values so far)` is the next probe, or None.
+    With `wanted`, `await wanted(runner)` first says whether to probe at all (False: no values)."""
 
     probe: str
     marker: str
     render: Callable[[list[Any]], str]
     follow: Callable[[list[Any]], str | None] | None = None
+    wanted: Callable[[Any], Awaitable[bool]] | None = None
 
 
 def dynamic(labels: A.LabelExpr | None) -> A.DynamicLabel | None:

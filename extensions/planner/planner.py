@@ -179,6 +179,8 @@ class ExtensionPlanner:
         """The values a late step's probes find (its rounds, with `follow`); `runner` writes the
         earlier late edits' texts into a probe that reads them."""
         found: list[Any] = []
+        if step.wanted is not None and not await step.wanted(runner):
+            return found
         probe: str | None = step.probe
         while probe is not None:
             found += [row[0] for row in await self._probe_rows(probe, params, runner)]

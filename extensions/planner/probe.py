@@ -90,9 +90,9 @@ class PartPlanner:
     def fresh(self) -> int:
         return next(self.counter)
 
-    def add_late(self, probe: str, render: Render, follow=None) -> str:
+    def add_late(self, probe: str, render: Render, follow=None, wanted=None) -> str:
         marker = f"\x00late{self.fresh()}\x00"
-        self.steps.append(late.LateStep(probe, marker, render, follow))
+        self.steps.append(late.LateStep(probe, marker, render, follow, wanted))
         return marker
 
     def add_virtual(self, procedure: VirtualProcedure, arguments: tuple, placeholder: Any) -> str:

@@ -52,6 +52,16 @@ def test_decode_scalars_and_containers():
     assert decode([5, b"inf"], SCHEMA) == float("inf")
 
 
+def test_decode_vectors_as_lists_of_floats():
+    """RESP3 (the reply streams) sends a vector's elements as doubles, which hiredis has made
+    floats; a RESP2 reply's text is parsed to the same values."""
+    floats = [0.10000000149011612, -0.0, float("inf"), 1.0]
+    assert decode([12, floats], SCHEMA) is floats
+    text = decode([12, [b"0.10000000149011612", b"-0", b"inf", b"1"]], SCHEMA)
+    assert [repr(v) for v in text] == [repr(v) for v in floats]
+    assert decode([12, []], SCHEMA) == []
+
+
 def test_decode_graph_values_use_string_ids_as_element_ids():
     node = [8, [0, [0, 1], [[0, 3, 1], [1, 2, b"hi"]]]]
     edge = [7, [4, 0, 0, 1, []]]

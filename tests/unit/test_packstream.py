@@ -457,3 +457,22 @@ def test_truncated_or_corrupted_encodings_only_ever_raise_packstream_error(value
         unpack(bytes(encoded))
     except PackStreamError:
         pass
+
+
+# --- lists of floats (vectors read back) are packed by numpy in one pass ------------
+
+float32s = st.floats(width=32)          # NaN, infinities and -0.0 included, as FalkorDB stores them
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(float32s, max_size=2000) | st.lists(st.floats(), min_size=16, max_size=40))
+def test_float_lists_pack_as_the_drivers_codec_does(floats):
+    assert pack(floats) == driver_pack(floats)
+    assert pack([floats, {"v": floats}]) == driver_pack([floats, {"v": floats}])
+
+
+@given(st.lists(float32s, min_size=16, max_size=40), st.integers(1, 39),
+       st.sampled_from([7, True, None, "x", [1.5]]))
+def test_a_list_of_floats_and_other_values_keeps_each_type(floats, at, other):
+    mixed = floats[:at] + [other] + floats[at:]
+    assert pack(mixed) == driver_pack(mixed)

@@ -58,6 +58,8 @@ CRASH_LIMIT = 2                        # crashes of the database after which a s
 _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered (the most recent)
 #: The bookmarks `next_bookmark` issues.
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
+#: The only way a statement creates a vector (`Backend.vectors_written`).
+_STORES_VECTOR = re.compile(r"vecf32", re.I).search
 
 
 class FalkorDBBackend(Backend):
@@ -277,6 +279,8 @@ class FalkorDBBackend(Backend):
         if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
             await self._apply_limits()                          # a restart or a promotion
         names_before = await self._upkeep(graph, statement) if statement.may_write else None
+        if statement.may_write and _STORES_VECTOR(statement.text):
+            self.note_vector_write(graph.name)
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
         summary = Summary(database=graph.name)

@@ -7,7 +7,8 @@ all fail), so temporal, point and NaN parameters go into the query text instead
 so other characters travel as raw UTF-8; NUL cannot travel at all.
 
 Inbound: the `--compact` reply (`[type, value]` cells, labels / types / property keys as schema
-ids) becomes `core.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits.
+ids) becomes `core.values`. Floats arrive as `%.15g` text, so they keep 15 significant digits;
+a vector's elements arrive as RESP3 doubles (exact), parsed by hiredis.
 Temporals arrive as whole epoch seconds (sub-second precision is lost by the server); local
 date-times are returned naive (the falkordb client wrongly makes them UTC-aware). Also here:
 statistics lines and EXPLAIN/PROFILE plans (server errors: `falkordb.errors`).
@@ -237,6 +238,14 @@ def _float(raw: bytes, schema: Schema) -> float:
     return value
 
 
+def _vector(raw: list, schema: Schema) -> list[float]:
+    """A `vecf32`'s elements: RESP3 doubles, already floats as hiredis parsed them (`stream.py`),
+    taken as they are; text (a RESP2 reply) is parsed."""
+    if not raw or type(raw[0]) is float:
+        return raw
+    return [float(v) for v in raw]
+
+
 def _date(raw: int, schema: Schema) -> Date:
     try:
         return Date.from_ordinal(_EPOCH_ORDINAL + raw // 86400)
@@ -302,7 +311,7 @@ _DECODERS = {
     9: lambda raw, schema: Path(decode(raw[0], schema), decode(raw[1], schema)),
     10: _map,
     11: lambda raw, schema: WGS84Point((float(raw[1]), float(raw[0]))),
-    12: lambda raw, schema: [float(v) for v in raw],
+    12: _vector,
     13: _local_datetime,
     14: _date,
     15: _local_time,
