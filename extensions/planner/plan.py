@@ -63,7 +63,7 @@ class Site:
         without the node (OPTIONAL MATCH) read null either way and are kept, as are the nodes
         kept with a null value."""
         entity = self.args[self.index_arg].text
-        return f"WITH * WHERE {entity} IS NULL OR {self.lookup.text} IS NOT NULL OR {self.nulls.text} IS NOT NULL "
+        return f"WITH * WHERE ({entity}) IS NULL OR {self.lookup.text} IS NOT NULL OR {self.nulls.text} IS NOT NULL "
 
     def edits(self, bound: dict[str, Any]) -> list[tuple[str, str]]:
         """(marker, cut) when `bound` holds only the rows the query needs, else (marker, "")."""

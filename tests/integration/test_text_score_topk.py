@@ -64,6 +64,18 @@ def test_top_k_reads_the_rows_of_every_row_bound(graph, label, where, order):
                                                 else 27 if where else 40) - skip))
 
 
+@pytest.mark.parametrize("label", ["TopkItem", "TopkPart"])
+def test_top_k_of_a_text_expression(graph, label):
+    """The cut keeps a row by the node the expression is computed from; the expression itself
+    (`'Item ' + n.name`, null where the name is) stays whole in it."""
+    for order in ("DESC", "ASC"):
+        top = f"MATCH (n:{label}) RETURN n.id AS id, text_score('Item ' + n.name, $q) AS s ORDER BY s {order}, id LIMIT 5"
+        full = (f"MATCH (n:{label}) WITH n, text_score('Item ' + n.name, $q) AS s WITH n.id AS id, s "
+                f"RETURN id, s ORDER BY s {order}, id LIMIT 5")
+        expected = _rows(graph, full)
+        assert _rows(graph, top) == expected and len(expected) == 5
+
+
 def test_ties_at_the_cut_are_all_candidates(graph):
     """Without a second sort key the database picks among the tied rows: the scores are the same."""
     top = _rows(graph, "MATCH (n:TopkItem) RETURN text_score(n, 'name', $q) AS s ORDER BY s DESC LIMIT 12")
