@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from itertools import count
 
 from ..cypher import ast as A
+from ..cypher.scope import bindings
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice
 from .rule import copyable
@@ -58,7 +59,7 @@ def _part_edits(part: A.SingleQuery, text: str, names: Iterator[str]) -> list[Ed
     for clause in part.clauses:
         if isinstance(clause, A.Match):
             edits += _match_edits(clause, scope, part, text, names)
-        scope = A.bindings(clause, scope)
+        scope = bindings(clause, scope)
     return edits
 
 
@@ -112,7 +113,7 @@ def _bind_lists(match: A.Match, lists: dict[str, list[str]], scope: dict[str, st
     if match.where is not None:
         edits += [(*n.span, _list(lists[n.name])) for n in match.where.walk()
                   if isinstance(n, A.Variable) and n.name in lists]
-    columns = {v: quote_name(v) for v in A.bindings(match, scope)}
+    columns = {v: quote_name(v) for v in bindings(match, scope)}
     for name, hops in lists.items():
         columns[name] = f"{_nullable(hops) if match.optional else _list(hops)} AS {quote_name(name)}"
     edits.append((match.span[1], match.span[1], " WITH " + ", ".join(columns[v] for v in sorted(columns))))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..cypher import ast as A
+from ..cypher.scope import pattern_bindings, scopes
 
 #: The triggers that make the planner parse an EXPLAIN (it looks at every one on FalkorDB).
 TRIGGERS = ((("explain",), r"^\s*explain\b"),)
@@ -32,7 +33,7 @@ def cartesian_products(query: A.Query, text: str) -> list[dict[str, Any]]:
     notes = []
     for part in query.parts:
         before: dict[str, str] = {}
-        for clause, after in zip(part.clauses, A.scopes(part)):
+        for clause, after in zip(part.clauses, scopes(part)):
             if isinstance(clause, A.Match) and not clause.optional:
                 detached = _detached(clause, set(before))
                 if detached:
@@ -52,7 +53,7 @@ def _detached(match: A.Match, bound: set[str]) -> list[set[str]]:
     """The variable sets of the parts of `match` joined by a cartesian product (all but the first)."""
     groups: list[set[str]] = [set(bound)] if bound else []
     for path in match.pattern.paths:
-        names = set(A.pattern_bindings(path)) | {v.name for v in path.find_all(A.Variable)}
+        names = set(pattern_bindings(path)) | {v.name for v in path.find_all(A.Variable)}
         touching = [g for g in groups if g & names]
         merged = names.union(*touching)
         groups = [g for g in groups if not g & names] + [merged]

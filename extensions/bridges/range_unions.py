@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator
 from itertools import count, product
 
 from ..cypher import ast as A
+from ..cypher.scope import VALUE, bindings
 from ..cypher.parser import parse
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice
@@ -61,10 +62,10 @@ def _part_edits(part: A.SingleQuery, scope: dict[str, str], text: str, stems: It
         if isinstance(clause, A.Match) and (union := _union(clause, scope, text, stems, caps)) is not None:
             edits.append((clause.span, union))
         elif isinstance(clause, A.CallSubquery):
-            inner = scope if clause.scope == ("*",) else {v.name: scope.get(v.name, A.VALUE)
+            inner = scope if clause.scope == ("*",) else {v.name: scope.get(v.name, VALUE)
                                                            for v in clause.scope or ()}
             edits += [edit for body in clause.query.parts for edit in _part_edits(body, inner, text, stems, caps)]
-        scope = A.bindings(clause, scope)
+        scope = bindings(clause, scope)
     return edits
 
 
@@ -78,7 +79,7 @@ def _union(match: A.Match, scope: dict[str, str], text: str, stems: Iterator[str
         return None
     imported = ", ".join(quote_name(v) for v in sorted(scope))
     head = f"WITH {imported} " if scope else ""
-    new = [quote_name(name) for name in A.bindings(match, scope) if name not in scope]
+    new = [quote_name(name) for name in bindings(match, scope) if name not in scope]
     # a MATCH binding nothing new returns a count of its rows, dropped after the CALL
     columns = ", ".join(new) if new else f"1 AS {_ONE}"
     dropped = "" if new or not scope else f" WITH {imported}"

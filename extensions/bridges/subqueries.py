@@ -30,6 +30,7 @@ from __future__ import annotations
 from core.errors import CypherError, syntax_error
 
 from ..cypher import ast as A
+from ..cypher.scope import pattern_bindings, scopes
 from ..cypher.render import name as quote_name
 from .lazy_case import aggregates
 from .rule import Context, Edit, Rule
@@ -43,10 +44,10 @@ _ONCE = (A.Merge, A.Delete)
 def subquery_writes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     """Edits for every CALL subquery of `part` that holds a MERGE or a DELETE."""
     edits: list[Edit] = []
-    scopes = A.scopes(part)
+    after = scopes(part)
     for index, clause in enumerate(part.clauses):
         if isinstance(clause, A.CallSubquery) and any(isinstance(n, _ONCE) for n in clause.query.walk()):
-            outer = set(scopes[index - 1]) if index else set()
+            outer = set(after[index - 1]) if index else set()
             edits += _bridge(clause, outer, index == len(part.clauses) - 1, ctx)
     return edits
 
@@ -136,9 +137,9 @@ def _declared(body: tuple) -> set[str]:
     for clause in body:
         for node in clause.walk():
             if isinstance(node, (A.Create, A.Match)):
-                names |= set(A.pattern_bindings(node.pattern))
+                names |= set(pattern_bindings(node.pattern))
             elif isinstance(node, A.Merge):
-                names |= set(A.pattern_bindings(node.path))
+                names |= set(pattern_bindings(node.path))
             elif isinstance(node, (A.Unwind, A.Foreach)):
                 names.add(node.var.name)
             elif isinstance(node, A._Projection):
@@ -202,7 +203,7 @@ def _matches_as_foreach(call: A.CallSubquery, imported: set[str], body: tuple, o
     anything an earlier row wrote, so matching every row first finds what Neo4j finds."""
     match, *writes = body
     path = match.pattern.paths[0]
-    found = [v for v in A.pattern_bindings(match.pattern) if v not in imported]
+    found = [v for v in pattern_bindings(match.pattern) if v not in imported]
     matches, each = ctx.fresh("ms"), ctx.fresh("m")
     opened = "".join(f"FOREACH ({quote_name(v)} IN [{each}[{k}]] | " for k, v in enumerate(found))
     listed = ", ".join(quote_name(v) for v in found)

@@ -45,6 +45,7 @@ from itertools import combinations, count
 from core.errors import CypherError
 
 from ..cypher import ast as A
+from ..cypher.scope import bindings
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice as splice_text
 from ..cypher.tokens import IDENT, OP, tokenize
@@ -402,7 +403,7 @@ def unique_in_query(part: A.SingleQuery, ctx: Context) -> list[Edit]:
                 edits += _listed_star(clause, scope, ctx.text)
             else:
                 fresh = False
-        scope = A.bindings(clause, scope)
+        scope = bindings(clause, scope)
     return edits
 
 

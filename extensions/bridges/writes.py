@@ -26,6 +26,7 @@ equivalents on a real FalkorDB):
 from __future__ import annotations
 
 from ..cypher import ast as A
+from ..cypher.scope import NODE, bindings, scopes
 from ..cypher.render import name as quote_name
 from ..cypher.tokens import OP, tokenize
 from .rule import Context, Edit, Rule
@@ -82,7 +83,7 @@ def _star_end(clause: A.With, text: str) -> int:
 def named_create_paths(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     """`CREATE p = (a)-[:R]->(b) ...` -> `CREATE (a)-[__r0:R]->(b) WITH *, [...][0] AS p ...`."""
     edits: list[Edit] = []
-    scopes = A.scopes(part)
+    after = scopes(part)
     for index, clause in enumerate(part.clauses):
         named = [path for path in getattr(clause, "pattern", A.Pattern(())).paths if path.var is not None] \
             if isinstance(clause, A.Create) else []
@@ -102,7 +103,7 @@ def named_create_paths(part: A.SingleQuery, ctx: Context) -> list[Edit]:
                 projections.append(f"{_rebuilt(path, variables, ctx)} AS {quote_name(path.var.name)}")
         later = part.clauses[index + 1:]
         if any(isinstance(c, A._Projection) and c.star for c in later):    # list the user's variables
-            keep = [quote_name(v) for v in scopes[index] if v not in {p.var.name for p in named}]
+            keep = [quote_name(v) for v in after[index] if v not in {p.var.name for p in named}]
             keep += [quote_name(v) for v in fresh] if matches else []
         else:
             keep = ["*"]
@@ -175,9 +176,9 @@ def refuse_connected_deletes(part: A.SingleQuery, ctx: Context) -> list[Edit]:
     index = part.clauses.index(clause)
     scope: dict[str, str] = {}
     for earlier in part.clauses[:index]:
-        scope = A.bindings(earlier, scope)
+        scope = bindings(earlier, scope)
     names = [e.name for e in clause.exprs if isinstance(e, A.Variable)]
-    if len(names) != len(clause.exprs) or any(scope.get(name) != A.NODE for name in names):
+    if len(names) != len(clause.exprs) or any(scope.get(name) != NODE for name in names):
         return []
     connected = " OR ".join(f"size([({quote_name(name)})--() | 1]) > 0" for name in names)
     check = ctx.refuse_when("0", connected, CONNECTED_NODE.format(names="`, `".join(names)),

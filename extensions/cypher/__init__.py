@@ -7,7 +7,7 @@
 """
 
 from . import ast
-from .ast import bindings, pattern_bindings, scopes
+from .scope import bindings, pattern_bindings, scopes
 from .parser import parse, parse_expression
 from .render import render
 from .splice import splice

@@ -38,13 +38,14 @@ from typing import Iterator, Optional
 from core.errors import CypherError, syntax_error
 
 from . import ast as A
+from .scope import NODE, NODE_LIST, PATH, RELATIONSHIP, RELATIONSHIP_LIST, VALUE, bindings
 from . import static_types
 from .render import render
 
 #: Neo4j's name of a kind of variable, or of a literal's type.
-_SHOWN = {A.NODE: "Node", A.RELATIONSHIP: "Relationship", A.PATH: "Path",
-          A.RELATIONSHIP_LIST: "List<Relationship>", A.NODE_LIST: "List<Node>"}
-_ENTITIES = (A.NODE, A.RELATIONSHIP, A.PATH)
+_SHOWN = {NODE: "Node", RELATIONSHIP: "Relationship", PATH: "Path",
+          RELATIONSHIP_LIST: "List<Relationship>", NODE_LIST: "List<Node>"}
+_ENTITIES = (NODE, RELATIONSHIP, PATH)
 
 
 def _literal_kind(expr: A.Expr) -> str:
@@ -55,7 +56,7 @@ def _literal_kind(expr: A.Expr) -> str:
         return "List"
     if isinstance(expr, A.MapLiteral):
         return "Map"
-    return A.VALUE
+    return VALUE
 
 
 def _shown(kind: str) -> str:
@@ -74,10 +75,10 @@ def _mismatch(expected: str, kind: str) -> CypherError:
 
 def _after(clause: A.Clause, scope: dict[str, str]) -> dict[str, str]:
     """`ast.bindings`, with the type of a literal a WITH projects kept for the messages."""
-    out = A.bindings(clause, scope)
+    out = bindings(clause, scope)
     if isinstance(clause, A._Projection):
         for item in clause.items:
-            if item.alias is not None and out.get(item.alias) == A.VALUE:
+            if item.alias is not None and out.get(item.alias) == VALUE:
                 out[item.alias] = _literal_kind(item.expr)
     return out
 
@@ -86,15 +87,15 @@ def _after(clause: A.Clause, scope: dict[str, str]) -> dict[str, str]:
 
 def _element_kind(element) -> str:
     if isinstance(element, A.NodePattern):
-        return A.NODE
-    return A.RELATIONSHIP if element.length is None else A.RELATIONSHIP_LIST
+        return NODE
+    return RELATIONSHIP if element.length is None else RELATIONSHIP_LIST
 
 
 def _fits(bound: str, wanted: str) -> bool:
     """Whether a variable bound as `bound` can stand where a `wanted` pattern element is."""
-    if bound == wanted or bound == A.VALUE:
+    if bound == wanted or bound == VALUE:
         return True
-    return wanted == A.RELATIONSHIP_LIST and bound == "List"
+    return wanted == RELATIONSHIP_LIST and bound == "List"
 
 
 def _check_pattern(paths, scope: dict[str, str], creating: bool, clause: str = "CREATE") -> None:
@@ -108,7 +109,7 @@ def _check_pattern(paths, scope: dict[str, str], creating: bool, clause: str = "
         if path.var is not None:
             if path.var.name in scope or path.var.name in own:
                 raise _declared(path.var.name)
-            own[path.var.name] = A.PATH
+            own[path.var.name] = PATH
         elements = [e for e in _elements(path.elements)]
         for element in elements:
             if element.var is None:
@@ -121,7 +122,7 @@ def _check_pattern(paths, scope: dict[str, str], creating: bool, clause: str = "
                 raise _mismatch(_shown(kind), known)
             if creating and known is not None:
                 alone = len(elements) == 1
-                if kind != A.NODE or alone or element.labels is not None or element.properties is not None:
+                if kind != NODE or alone or element.labels is not None or element.properties is not None:
                     raise _declared(name)
             own.setdefault(name, kind)
 
@@ -137,8 +138,8 @@ def _elements(elements) -> Iterator:
 # ---------------------------------------------------------------- expressions
 
 #: function -> (what Neo4j expects, the kinds of variable it refuses)
-_ARGUMENTS = {"type": ("Relationship", (A.NODE, A.PATH)), "length": ("Path", (A.NODE, A.RELATIONSHIP)),
-              "size": ("String or List", _ENTITIES), "labels": ("Node", (A.RELATIONSHIP, A.PATH))}
+_ARGUMENTS = {"type": ("Relationship", (NODE, PATH)), "length": ("Path", (NODE, RELATIONSHIP)),
+              "size": ("String or List", _ENTITIES), "labels": ("Node", (RELATIONSHIP, PATH))}
 _READS = ("labels", "keys", "properties")     # type(r) of a deleted relationship is allowed
 #: Where a pattern expression is a predicate (Neo4j 5 allows it nowhere else).
 _PREDICATE_PARENTS = (A.UnaryOp, A.BinaryOp, A.CaseExpr, A.ListComprehension, A.Quantifier)
@@ -157,9 +158,9 @@ def _check_expressions(clause: A.Clause, scope: dict[str, str], deleted: set[str
                 raise _deleted(name)
         elif isinstance(node, A.Property) and isinstance(node.expr, A.Variable):
             name = node.expr.name
-            if scope.get(name) == A.PATH:
+            if scope.get(name) == PATH:
                 raise _mismatch("Map, Node, Relationship, Point, Duration, Date, Time, LocalTime, "
-                                "LocalDateTime or DateTime", A.PATH)
+                                "LocalDateTime or DateTime", PATH)
             if name in deleted:
                 raise _deleted(name)
         elif isinstance(node, A.PatternExpr) and not _predicate_position(node, parent, clause):
@@ -323,7 +324,7 @@ def _check_part(part: A.SingleQuery, scope: dict[str, str]) -> None:
         elif isinstance(clause, A.CallSubquery):
             _check_subquery(clause, scope)
         elif isinstance(clause, A.Foreach):
-            _check_part(A.SingleQuery(clause.clauses), {**scope, clause.var.name: A.VALUE})
+            _check_part(A.SingleQuery(clause.clauses), {**scope, clause.var.name: VALUE})
         after = _after(clause, scope)
         _check_expressions(clause, after if isinstance(clause, A.Match) else scope, deleted, {**scope, **after})
         if isinstance(clause, A._Projection):
@@ -349,7 +350,7 @@ def _check_subquery(call: A.CallSubquery, scope: dict[str, str]) -> None:
     elif call.scope == ("*",):
         inner = scope
     else:
-        inner = {v.name: scope.get(v.name, A.VALUE) for v in call.scope}
+        inner = {v.name: scope.get(v.name, VALUE) for v in call.scope}
     for part in call.query.parts:
         _check_part(part, inner)
 

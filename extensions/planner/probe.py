@@ -21,6 +21,7 @@ from . import bind, late, reduce
 from ..bridges.rule import Refusal
 from ..compat import apoc_maps, stored_vectors
 from ..cypher import ast as A
+from ..cypher.scope import NODE, RELATIONSHIP
 from ..cypher.semantics import AGGREGATES
 from ..cypher.render import name as quote_name
 from ..cypher.splice import outermost, splice as splice_text
@@ -352,9 +353,9 @@ class PartPlanner:
                 plan = ArgPlan("property", self.render(arg.expr), key=arg.key)
             elif kind is ArgKind.NODE or (kind in (ArgKind.NODE_OR_VALUE, ArgKind.NODE_PROPERTY_OR_VALUE,
                                                    ArgKind.ENTITY_OR_VALUE)
-                                          and isinstance(arg, A.Variable) and scope.get(arg.name) == A.NODE):
+                                          and isinstance(arg, A.Variable) and scope.get(arg.name) == NODE):
                 plan = ArgPlan("node", self.render(arg))
-            elif kind is ArgKind.ENTITY_OR_VALUE and isinstance(arg, A.Variable) and scope.get(arg.name) == A.RELATIONSHIP:
+            elif kind is ArgKind.ENTITY_OR_VALUE and isinstance(arg, A.Variable) and scope.get(arg.name) == RELATIONSHIP:
                 plan = ArgPlan("relationship", self.render(arg))
             elif kind is ArgKind.ENTITY_OR_VALUE and len(call.args) == ext.max_args:    # `nodes(p)[0]`
                 plan = ArgPlan("node", self.render(arg))
@@ -537,7 +538,7 @@ def _arg_vars(call: A.FunctionCall) -> set[str]:
 
 def _node_property(arg: A.Expr, scope: dict) -> bool:
     """`n.key` on a node variable."""
-    return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == A.NODE
+    return isinstance(arg, A.Property) and isinstance(arg.expr, A.Variable) and scope.get(arg.expr.name) == NODE
 
 
 def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
@@ -548,7 +549,7 @@ def _one_entity(arg: A.Expr, scope: dict) -> A.Variable | None:
     variable may be a variable-length list), and for expressions that differ between
     evaluations (`rand()`) or read the graph."""
     variables = list(arg.find_all(A.Variable))
-    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) != A.NODE:
+    if len({v.name for v in variables}) != 1 or scope.get(variables[0].name) != NODE:
         return None
     for node in arg.walk():
         if isinstance(node, (A.PatternExpr, A.PatternComprehension, A._Subquery)) or (

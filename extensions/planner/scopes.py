@@ -14,6 +14,7 @@ body is walked with that knowledge too, so a node it returns from an algorithm s
 from __future__ import annotations
 
 from ..cypher import ast as A
+from ..cypher.scope import NODE, VALUE, bindings, pattern_bindings
 from ..cypher.render import name as quote_name
 from ..registry import Registry
 
@@ -23,16 +24,16 @@ def scope_after(clause: A.Clause, scope: dict[str, str], text: str, registry: Re
     if isinstance(clause, A.CallSubquery):
         return {**scope, **_returned(clause, scope, text, registry)}
     if isinstance(clause, A.Show):
-        return {**scope, **{y.name: A.VALUE for y in clause.yields or ()}}
-    after = A.bindings(clause, scope)
+        return {**scope, **{y.name: VALUE for y in clause.yields or ()}}
+    after = bindings(clause, scope)
     if isinstance(clause, (A.Match, A.Create, A.Merge)):      # `UNWIND ns AS n MATCH (n)-->(m)`: n is a node
-        after.update(A.pattern_bindings(clause.path if isinstance(clause, A.Merge) else clause.pattern))
+        after.update(pattern_bindings(clause.path if isinstance(clause, A.Merge) else clause.pattern))
     if isinstance(clause, A.Match) and clause.search and clause.search.score:
-        after[clause.search.score.name] = A.VALUE
+        after[clause.search.score.name] = VALUE
     if isinstance(clause, A.CallProcedure) and (procedure := registry.procedure(clause.name)):
         names = {y.field: y.name for y in clause.yields or ()}
         fields = list(names) if clause.yields is not None else list(procedure.yields)
-        after.update({names.get(f, f): A.NODE if f == procedure.yields[0] else A.VALUE for f in fields})
+        after.update({names.get(f, f): NODE if f == procedure.yields[0] else VALUE for f in fields})
     return after
 
 
@@ -41,10 +42,10 @@ def _returned(call: A.CallSubquery, scope: dict[str, str], text: str, registry: 
     clauses = call.query.parts[0].clauses if call.query.parts else ()
     if not clauses or not isinstance(clauses[-1], A.Return):
         return {}
-    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, A.VALUE) for v in call.scope}
+    inner = dict(scope) if call.scope in (None, ("*",)) else {v.name: scope.get(v.name, VALUE) for v in call.scope}
     for clause in clauses[:-1]:
         inner = scope_after(clause, inner, text, registry)
-    return A.bindings(clauses[-1], inner)
+    return bindings(clauses[-1], inner)
 
 
 def plannable(clause: A.Clause) -> bool:
@@ -59,5 +60,5 @@ def imported(call: A.CallSubquery, body: A.SingleQuery, lines: list[str], outer:
         return lines, dict(outer)                    # the body's WITH imports (or all are visible)
     if call.scope:
         names = [v.name for v in call.scope]
-        return [*lines, "WITH " + ", ".join(map(quote_name, names))], {n: outer.get(n, A.VALUE) for n in names}
+        return [*lines, "WITH " + ", ".join(map(quote_name, names))], {n: outer.get(n, VALUE) for n in names}
     return [*lines, "WITH DISTINCT 1 AS __outer"], {}      # uncorrelated: once per incoming row
