@@ -27,6 +27,11 @@ SHAPES = {
     "explain create ... indexes": lambda n: "explain " + "create " * (n // 7) + "indexes",
     "long string, then /* /* ...": lambda n: "RETURN '" + "x" * 4096 + "' " + "/* " * ((n - 4200) // 3),
     "path of named relationships": lambda n: "MATCH ()" + "".join(f"-[r{i}]->()" for i in range(n // 14)),
+    # a word that opens a lazy `word[^;]*?then` trigger, repeated (tokens.after_first keeps it linear)
+    "in in in ...": lambda n: "RETURN [x " + "in " * (n // 3) + "x]",
+    "return return ...": lambda n: "return " * (n // 7),
+    "range(range( ...": lambda n: "RETURN " + "range(" * (n // 6),
+    "create (a), (b {k: ...": lambda n: "create (a), (b {k: " * (n // 19),
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from core.errors import CypherError
 
 from ..cypher import ast as A
+from ..cypher.tokens import after_first
 from .rule import Context, Edit, Rule
 
 _PATTERNS = (A.PatternComprehension, A.PatternExpr, A.ExistsSubquery, A.CountSubquery, A.CollectSubquery)
@@ -64,5 +65,5 @@ def _pattern_variables(pattern: A.Node):
 
 _COMPREHENSION = r"\[\s*+(?:\w++\s*+=\s*+)?\("
 RULES = (Rule(A.PatternComprehension, keep_nulls, ("[",), _COMPREHENSION),
-         *(Rule(kind, inner_variable, (" in ",), r"in\s[^;]*?\(\s*+\w++\s*+[:)]")
+         *(Rule(kind, inner_variable, (" in ",), after_first(r"in\s", r"\(\s*+\w++\s*+[:)]"))
            for kind in (A.ListComprehension, A.Quantifier, A.Reduce)))

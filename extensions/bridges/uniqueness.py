@@ -48,7 +48,7 @@ from ..cypher import ast as A
 from ..cypher.scope import bindings
 from ..cypher.render import name as quote_name
 from ..cypher.splice import splice as splice_text
-from ..cypher.tokens import IDENT, OP, tokenize
+from ..cypher.tokens import IDENT, OP, after_first, tokenize
 from .fixed_lengths import HOP
 from .labels import type_predicate
 from .rule import Context, Edit, Rule
@@ -489,7 +489,7 @@ def _refuse_predicate(path: A.PathPattern, text: str, ctx: Context, in_filter: b
 _RELATIONSHIP = r"\)\s*+<?-"
 RULES = (
     Rule(A.SingleQuery, unique_in_query, ("match", "merge"), _RELATIONSHIP),
-    Rule(A.PatternComprehension, unique_in_comprehension, ("[",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
-    Rule(A.PatternExpr, refuse_pattern_predicate, ("(",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
-    Rule(A.ExistsSubquery, refuse_subquery_predicate, ("exists",), _RELATIONSHIP + r"[^;]*?" + _RELATIONSHIP),
+    Rule(A.PatternComprehension, unique_in_comprehension, ("[",), after_first(_RELATIONSHIP, _RELATIONSHIP)),
+    Rule(A.PatternExpr, refuse_pattern_predicate, ("(",), after_first(_RELATIONSHIP, _RELATIONSHIP)),
+    Rule(A.ExistsSubquery, refuse_subquery_predicate, ("exists",), after_first(_RELATIONSHIP, _RELATIONSHIP)),
 )

@@ -19,6 +19,7 @@ from neo4j.time import DateTime
 from core.backend import MappedRows, Result
 
 from ..cypher import ast as A
+from ..cypher.tokens import after_first
 from .rule import Context, Edit, Rule
 
 
@@ -78,4 +79,4 @@ class ZonedColumns(MappedRows):
             row[index] = _zoned(row[index])
 
 
-RULES = (Rule(A.Return, zoned_columns, ("datetime", "$"), r"datetime\s*\(|return\b[^;]*?\$"),)
+RULES = (Rule(A.Return, zoned_columns, ("datetime", "$"), r"datetime\s*\(|" + after_first(r"return\b", r"\$")),)

@@ -40,6 +40,7 @@ from core.errors import CypherError, syntax_error
 from . import ast as A
 from .scope import NODE, NODE_LIST, PATH, RELATIONSHIP, RELATIONSHIP_LIST, VALUE, bindings
 from . import static_types
+from .tokens import after_first
 from .render import render
 
 #: Neo4j's name of a kind of variable, or of a literal's type.
@@ -376,17 +377,17 @@ _PATH_NAME = re.compile(r"(\w+)\s*$")
 #: queries are parsed for the uniqueness bridge anyway), a read after DELETE, a typed function of
 #: a variable, ORDER BY after DISTINCT, `WHERE n`.
 _OTHER = tuple((word, re.compile(rx)) for word, rx in (
-    (")", r"\)\s*+<?-"), ("delete", r"delete\b[^;]*?\b(?:return|with|set)\b"),
+    (")", r"\)\s*+<?-"), ("delete", after_first(r"delete\b", r"\b(?:return|with|set)\b")),
     ("type", r"type\s*+\(\s*+\w++\s*+\)"), ("length", r"length\s*+\(\s*+\w++\s*+\)"),
     ("size", r"size\s*+\(\s*+\w++\s*+\)"), ("labels", r"labels\s*+\(\s*+\w++\s*+\)"),
-    ("distinct", r"distinct\b[^;]*?\border\s++by\b"), ("where", r"where\s++\(?\w++\)?\s*+(?:return|with)\b"),
+    ("distinct", after_first(r"distinct\b", r"\border\s++by\b")), ("where", r"where\s++\(?\w++\)?\s*+(?:return|with)\b"),
     # operands of known type (static_types.py): a literal beside a boolean operator or IN, a
     # comprehension over a list literal, a literal argument of properties() or range()
     *((word, r"(?:and|or|xor|not)\s++(?:[\d'\"\[{.]|-\s*+\d)") for word in ("and", "or", "not")),
     *((word, r"[\d'\"\]}]\s++(?:and|or|xor|in)\b") for word in ("and", "or", " in")),
     (" in", r"(?:all|any|none|single|\[)\s*+\(?\s*+\w++\s++in\s*+\["),
     ("properties", r"properties\s*+\(\s*+[\d'\"\[{.-]"),
-    ("range", r"range\s*+\([^)]*?(?:true|false|'|\"|\[|\{|\d\.|\.\d)"),
+    ("range", after_first(r"range\s*+\(", r"(?:true|false|'|\"|\[|\{|\d\.|\.\d)", within=")")),
     # a SKIP or LIMIT not a plain integer or parameter, a DELETE of a label or a value, a
     # parameter as a pattern's properties
     *((word, r"(?:skip|limit)\s++(?:-|\d*+\.\d|[^\W\d])") for word in ("skip", "limit")),

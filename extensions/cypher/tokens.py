@@ -189,3 +189,12 @@ def code_only(text: str) -> str:
     """`text` with strings, quoted names and comments blanked out (same length): what a scan for
     keywords may read, for text the tokenizer refuses too."""
     return _LEXEME.sub(lambda m: " " * len(m.group()), text)
+
+
+def after_first(first: str, then: str, within: str = ";") -> str:
+    """A regex that holds where `then` follows `first` in one stretch of text free of `within`
+    (a statement, by default), found in linear time: each stretch is scanned once, from its first
+    `first` (a lazy `first[^;]*?then` scans again from every later `first`: quadratic in a text
+    repeating `first`, such as `in in in ...`)."""
+    free = f"[^{re.escape(within)}]"
+    return rf"(?:^|{re.escape(within)})(?>{free}*?{first}){free}*?{then}"
