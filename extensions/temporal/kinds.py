@@ -160,30 +160,30 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
                seen: frozenset = frozenset()) -> frozenset:
     """The kinds of date-time `expr` can give: a property access gives its key's kinds, a
     `datetime`/`localdatetime` call its own, a parameter those of its value, a variable those of
-    what it stands for (UNKNOWN if the proxy cannot follow it), anything else its parts'."""
-    if isinstance(expr, A.Literal):
-        return frozenset()
-    if isinstance(expr, A.Parameter):
-        return value_kinds(params.get(expr.name))
-    if isinstance(expr, A.FunctionCall):
-        family = expr.lower_name.split(".")[0]
-        if family in ("datetime", "localdatetime"):
-            return frozenset({ZONED if family == "datetime" else LOCAL})
-    if isinstance(expr, A.Property):
-        return _property_kinds(expr, scope, params, key_kinds)
-    if isinstance(expr, A.Index) and (elements := _element_kinds(expr, scope, params)) is not None:
-        return elements
-    if isinstance(expr, A.Variable):
-        if expr.name in seen:
-            return frozenset({UNKNOWN})
-        target = scope.bound.get(expr.name, scope.unwound.get(expr.name))
-        if target is None:
-            return frozenset({UNKNOWN})
-        return expr_kinds(target, scope, params, key_kinds, seen | {expr.name})
+    what it stands for (UNKNOWN if the proxy cannot follow it), anything else its parts'. Walked
+    with a work list, not recursion: a chain of a thousand ORs is a tree a thousand deep."""
     kinds = frozenset()
-    for child in expr.children():
-        if isinstance(child, A.Expr):
-            kinds |= expr_kinds(child, scope, params, key_kinds, seen)
+    work = [(expr, seen)]
+    while work:
+        expr, seen = work.pop()
+        if isinstance(expr, A.Literal):
+            continue
+        if isinstance(expr, A.Parameter):
+            kinds |= value_kinds(params.get(expr.name))
+        elif isinstance(expr, A.FunctionCall) and expr.lower_name.split(".")[0] in ("datetime", "localdatetime"):
+            kinds |= {ZONED if expr.lower_name.split(".")[0] == "datetime" else LOCAL}
+        elif isinstance(expr, A.Property):
+            kinds |= _property_kinds(expr, scope, params, key_kinds)
+        elif isinstance(expr, A.Index) and (elements := _element_kinds(expr, scope, params)) is not None:
+            kinds |= elements
+        elif isinstance(expr, A.Variable):
+            target = None if expr.name in seen else scope.bound.get(expr.name, scope.unwound.get(expr.name))
+            if target is None:
+                kinds |= {UNKNOWN}
+            else:
+                work.append((target, seen | {expr.name}))
+        else:
+            work += [(child, seen) for child in expr.children() if isinstance(child, A.Expr)]
     return kinds
 
 

@@ -83,6 +83,16 @@ def test_a_long_label_chain_runs_and_with_an_extension_call_is_a_client_error(dr
     _still_serving(driver)
 
 
+def test_a_long_or_chain_in_a_written_value_gets_the_databases_answer(driver):
+    """Found by the long fuzz: the date-time kinds of a written value were read recursively, and
+    `x = 1 OR x = 1 OR ...` (a tree a thousand deep) hit Python's recursion limit."""
+    chain = " OR ".join(["x = 1"] * 1_200)
+    records, _, _ = driver.execute_query(f"WITH 1 AS x CREATE (n:OrChain {{level: {chain}}}) RETURN n.level AS l")
+    assert records[0]["l"] is True
+    driver.execute_query("MATCH (n:OrChain) DELETE n")
+    _still_serving(driver)
+
+
 def test_range_bounds_from_parameters_are_checked(driver):
     error = _error(driver, "UNWIND range(0, $n) AS x RETURN count(x)", n=10**9)
     assert error.code == "Neo.ClientError.Statement.ArgumentError" and "range" in error.message
