@@ -410,7 +410,7 @@ class _Analysis:
             computed = [v for v in values if not _constant(v)]
             if computed:
                 self._refusal(message)
-                condition = " OR ".join(_untrimmed_condition(self.src(v)) for v in computed)
+                condition = " OR ".join(untrimmed_condition(self.src(v)) for v in computed)
                 if id(clause) in self.foreach_of:
                     self._check_in_foreach(self.foreach_of[id(clause)], computed)
                 else:
@@ -438,7 +438,7 @@ class _Analysis:
             start = value.span[0]
             renamed = splice(self.src(value), [((n.span[0] - start, n.span[1] - start), element) for n in value.walk()
                                                if isinstance(n, A.Variable) and n.name == loop.var.name])
-            self._foreach_checks.setdefault(id(loop), (loop, element, []))[2].append(_untrimmed_condition(renamed))
+            self._foreach_checks.setdefault(id(loop), (loop, element, []))[2].append(untrimmed_condition(renamed))
 
     def check_foreach_sources(self) -> None:
         for loop, element, conditions in self._foreach_checks.values():
@@ -458,7 +458,7 @@ class _Analysis:
                 if isinstance(value, A.Parameter):          # checked before the query runs
                     self.result.checked_maps.append((value.name, None))
                 else:
-                    self._wrap(value, _untrimmed_condition, _CONSTRAINED)
+                    self._wrap(value, untrimmed_condition, _CONSTRAINED)
         elif isinstance(props, A.Parameter):
             keys = frozenset(k for k in self._constrained_keys(element))
             if keys:
@@ -482,13 +482,13 @@ class _Analysis:
                 return
             labels = sorted({label for _, label, p in self.schema.unique if p == item.target.key})
             on = self._on_labels(item.target.expr.name, labels)
-            self._wrap(item.value, lambda g: f"{on} AND {_untrimmed_condition(g)}", _CONSTRAINED)
+            self._wrap(item.value, lambda g: f"{on} AND {untrimmed_condition(g)}", _CONSTRAINED)
         elif item.kind == "variable":
             keys = f"${KEYS_PARAM}"
             labels = sorted({label for _, label, _ in self.schema.unique})
             on = self._on_labels(item.target.name, labels)
             self._wrap(item.value, lambda g: (f"{on} AND any(__k IN keys({g}) WHERE __k IN {keys} "
-                                               f"AND {_untrimmed_condition(f'{g}[__k]')})"), _CONSTRAINED)
+                                               f"AND {untrimmed_condition(f'{g}[__k]')})"), _CONSTRAINED)
 
     def _label_item(self, item: A.SetItem) -> None:
         """`SET n:L` where L has a uniqueness constraint: the node's value is checked before the
@@ -498,7 +498,7 @@ class _Analysis:
         if not keys:
             return
         var = quote(item.target.name)
-        condition = " OR ".join(_untrimmed_condition(f"{var}.{quote(k)}") for k in keys)
+        condition = " OR ".join(untrimmed_condition(f"{var}.{quote(k)}") for k in keys)
         self._refusal(_CONSTRAINED)
         self.result.edits.append((item.span[0], item.span[0], f"{var} += [{{}}, {_fail_when(condition)}][0], "))
 
@@ -544,7 +544,7 @@ def _fail_when(condition: str) -> str:
     return f"date(CASE WHEN {condition} THEN 'refused' ELSE '2000-01-01' END)"
 
 
-def _untrimmed_condition(value: str) -> str:
+def untrimmed_condition(value: str) -> str:
     """Cypher that holds when `value` (evaluated three times: a variable or a property) is an
     untrimmed string; null for a list, false for a number or a boolean (`toStringOrNull` never
     fails, so FalkorDB evaluating both sides of OR is safe). Two levels deep: the nesting guard

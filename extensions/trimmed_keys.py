@@ -22,7 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from .cypher.render import name as quote
-from .trimmed_index import WHITESPACE, WHITESPACE_PARAM, Schema, analyse, mentioned
+from .trimmed_index import WHITESPACE, WHITESPACE_PARAM, Schema, analyse, mentioned, untrimmed_condition
 
 #: Runs a read-only probe and returns its rows (the planner's cached `_probe_rows`).
 ReadRows = Callable[[str, dict[str, Any]], Awaitable[list[list[Any]]]]
@@ -32,10 +32,7 @@ def probe(entity: str, label: str, key: str) -> str:
     """A row when an entity of `label` holds an untrimmed string, or a list, under `key`."""
     element = f"(n:{quote(label)})" if entity == "NODE" else f"()-[n:{quote(label)}]->()"
     value = f"n.{quote(key)}"
-    untrimmed = f"s = '' OR any(w IN ${WHITESPACE_PARAM} WHERE s STARTS WITH w OR s ENDS WITH w)"
-    # STARTS WITH fails on a number in FalkorDB: only the strings reach it
-    return (f"MATCH {element} WITH typeOf({value}) AS t, [s IN [{value}] WHERE typeOf(s) = 'String'] AS strings "
-            f"WHERE t = 'List' OR any(s IN strings WHERE {untrimmed}) RETURN 1 LIMIT 1")
+    return f"MATCH {element} WHERE typeOf({value}) = 'List' OR {untrimmed_condition(value)} RETURN 1 LIMIT 1"
 
 
 async def with_clean_keys(schema: Schema, text: str, read: ReadRows) -> Schema:
