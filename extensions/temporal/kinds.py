@@ -156,13 +156,17 @@ class Scope:
                         self.bound[name] = item.expr
 
 
+#: The kind of date-time each constructor family gives (`datetime.fromepoch(...)` too).
+_CONSTRUCTED = {"datetime": ZONED, "localdatetime": LOCAL}
+
+
 def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[str], frozenset],
                seen: frozenset = frozenset()) -> frozenset:
     """The kinds of date-time `expr` can give: a property access gives its key's kinds, a
     `datetime`/`localdatetime` call its own, a parameter those of its value, a variable those of
     what it stands for (UNKNOWN if the proxy cannot follow it), anything else its parts'. Walked
     with a work list, not recursion: a chain of a thousand ORs is a tree a thousand deep."""
-    kinds = frozenset()
+    kinds: set[str] = set()
     work = [(expr, seen)]
     while work:
         expr, seen = work.pop()
@@ -170,8 +174,8 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
             continue
         if isinstance(expr, A.Parameter):
             kinds |= value_kinds(params.get(expr.name))
-        elif isinstance(expr, A.FunctionCall) and expr.lower_name.split(".")[0] in ("datetime", "localdatetime"):
-            kinds |= {ZONED if expr.lower_name.split(".")[0] == "datetime" else LOCAL}
+        elif isinstance(expr, A.FunctionCall) and (made := _CONSTRUCTED.get(expr.lower_name.split(".")[0])):
+            kinds.add(made)
         elif isinstance(expr, A.Property):
             kinds |= _property_kinds(expr, scope, params, key_kinds)
         elif isinstance(expr, A.Index) and (elements := _element_kinds(expr, scope, params)) is not None:
@@ -179,12 +183,12 @@ def expr_kinds(expr: A.Expr, scope: Scope, params: dict, key_kinds: Callable[[st
         elif isinstance(expr, A.Variable):
             target = None if expr.name in seen else scope.bound.get(expr.name, scope.unwound.get(expr.name))
             if target is None:
-                kinds |= {UNKNOWN}
+                kinds.add(UNKNOWN)
             else:
                 work.append((target, seen | {expr.name}))
         else:
             work += [(child, seen) for child in expr.children() if isinstance(child, A.Expr)]
-    return kinds
+    return frozenset(kinds)
 
 
 def resolve(expr: A.Expr, scope: Scope) -> A.Expr:
