@@ -279,7 +279,7 @@ class FalkorDBBackend(Backend):
         if self._limits_set_on != (self.pair.generation, self.pair.primary.name):
             await self._apply_limits()                          # a restart or a promotion
         names_before = await self._upkeep(graph, statement) if statement.may_write else None
-        if statement.may_write and _STORES_VECTOR(statement.text):
+        if statement.may_write and _STORES_VECTOR(statement.body):
             self.note_vector_write(graph.name)
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
