@@ -71,6 +71,7 @@ def test_named_index_round_trip(clean_graph):
     listed = rows(clean_graph, "SHOW INDEXES YIELD name, type, entityType, labelsOrTypes, properties "
                                "WHERE name = $name RETURN name, type, labelsOrTypes, properties", name="stock_code")
     assert listed == [{"name": "stock_code", "type": "RANGE", "labelsOrTypes": ["StockIdx"], "properties": ["code"]}]
+    clean_graph.execute_query("CALL db.awaitIndexes(10)")        # built in the background, as in Neo4j
     plan = clean_graph.execute_query("EXPLAIN MATCH (n:StockIdx) WHERE n.code = 7 RETURN n").summary.plan
     assert "Index" in str(plan)                                  # FalkorDB really has the index
     assert clean_graph.execute_query("DROP INDEX stock_code").summary.counters.indexes_removed == 1
