@@ -12,6 +12,7 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Hashable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,30 @@ STAT_KEYS = (
     "properties-set", "labels-added", "labels-removed", "indexes-added", "indexes-removed",
     "constraints-added", "constraints-removed", "system-updates",
 )
+
+
+class WriteInOptimisticRead(Exception):
+    """A statement run as an optimistic read (`optimistic_read`) is about to write: nothing has
+    been written; run it again with other writes excluded (extensions/planner/runners.py)."""
+
+
+_OPTIMISTIC = ContextVar("optimistic_read", default=False)
+
+
+@contextlib.contextmanager
+def optimistic_read():
+    """Statements run in the block may be run again, so none may write (`before_write`)."""
+    token = _OPTIMISTIC.set(True)
+    try:
+        yield
+    finally:
+        _OPTIMISTIC.reset(token)
+
+
+def before_write() -> None:
+    """Called by a backend before a statement writes: refuses it in an optimistic read."""
+    if _OPTIMISTIC.get():
+        raise WriteInOptimisticRead
 
 
 @dataclass(slots=True)
@@ -151,6 +176,10 @@ class Transaction(ABC):
         timeout does not count that time. A no-op for backends without one."""
         return contextlib.nullcontext()
 
+    async def exclude_writes(self) -> None:
+        """From now until it ends, no other transaction writes: a statement about to write has
+        its probes read the state it writes to (`Backend.versioned_reads`)."""
+
 
 class Backend(ABC):
     """A graph database the proxy forwards standard Cypher to."""
@@ -161,8 +190,15 @@ class Backend(ABC):
     #: Name reported as the home / default database.
     default_database: str = "neo4j"
 
+    #: Whether `read_version` tells when what a read sees changes: true where every write passes
+    #: through the proxy and a query's rows are all read when `run` returns (the embedded
+    #: database), so a query whose probes and statement read at different times can tell whether
+    #: a write came between them (extensions/planner/runners.py, `consistently`).
+    versioned_reads: bool = False
+
     def __init__(self) -> None:
         self._writes: Counter[str] = Counter()
+        self._changing: Counter[str] = Counter()
         self._vectors_written: set[str] = set()
 
     @abstractmethod
@@ -232,6 +268,28 @@ class Backend(ABC):
     def note_write(self, database: str | None) -> None:
         """Record that a write to `database` passed through the proxy (see `graph_state`)."""
         self._writes[database or self.default_database] += 1
+
+    @contextlib.contextmanager
+    def changing(self, database: str | None):
+        """Around a write whose changes reads may see before it returns; it is noted at the end."""
+        database = database or self.default_database
+        self._changing[database] += 1
+        try:
+            yield
+        finally:
+            self._changing[database] -= 1
+            self.note_write(database)
+
+    def read_version(self, database: str | None) -> Hashable | None:
+        """A token that stays the same as long as what reads of `database` see does; None while a
+        write may be changing it (meaningful with `versioned_reads`)."""
+        database = database or self.default_database
+        return None if self._changing[database] else self._writes[database]
+
+    def excluding_writes(self, timeout: float | None) -> contextlib.AbstractAsyncContextManager:
+        """No auto-commit write or transaction writes until the block ends (`versioned_reads`);
+        `timeout`: the client's, for the wait."""
+        return contextlib.nullcontext()
 
     def note_vector_write(self, database: str | None) -> None:
         """Record, before it runs, that a statement that may store a vector (FalkorDB's `vecf32`)

@@ -7,6 +7,7 @@ and the planner but nothing of the wire format; the Bolt and HTTP front ends dri
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Hashable
 from typing import Any, Protocol
 
@@ -34,6 +35,13 @@ class Runner(Protocol):
 
     def graph_state(self) -> Hashable | None:
         """`Backend.graph_state` of the database, or None if these queries see private writes."""
+
+    def read_version(self) -> Hashable | None:
+        """`Backend.read_version` for these queries (the same while nothing they may see changes)."""
+
+    def excluding_writes(self, writes: bool) -> contextlib.AbstractAsyncContextManager:
+        """No one else writes until the block ends; for a block that `writes` in a transaction,
+        until the transaction ends."""
 
 
 class Planner(Protocol):
@@ -72,6 +80,25 @@ class SessionRunner:
         if self._tx is not None and self._tx.wrote:
             return None
         return self.backend.graph_state(self.database)
+
+    def read_version(self) -> Hashable | None:
+        if self._tx is not None and self._tx.wrote:
+            return "own writes"              # it holds the writer lock: no one else writes
+        return self.backend.read_version(self.database)
+
+    def excluding_writes(self, writes: bool) -> contextlib.AbstractAsyncContextManager:
+        if self._tx is None:
+            return self.backend.excluding_writes(self._config.timeout)
+        if writes or self._tx.wrote:                 # it writes anyway (or holds the lock already)
+            return _held_by(self._tx)
+        return self.backend.excluding_writes(self._config.timeout)
+
+
+@contextlib.asynccontextmanager
+async def _held_by(tx: Transaction):
+    """`Transaction.exclude_writes`, for the rest of `tx`."""
+    await tx.exclude_writes()
+    yield
 
 
 class _WorkingResult(Result):

@@ -41,6 +41,7 @@ from .cycles import CycleGuard
 from .late import LateStep
 from ..cypher import ast as A
 from ..cypher import semantics
+from ..cypher.effects import effects
 from ..cypher.parser import parse
 from ..cypher.tokens import MalformedLiteral
 from .joins import JoinPlanner, JoinStep, run_join
@@ -48,7 +49,7 @@ from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from .runners import Rewriting, bound_edits, graph_context
+from .runners import Rewriting, bound_edits, consistently, graph_context
 from ..registry import CallContext, Registry
 from .split import SplitProbe, node_rows
 from .triggers import serves_apoc, triggered, triggers
@@ -135,6 +136,12 @@ class ExtensionPlanner:
                     raise plan from None
         if plan is None:
             return await self._run_statement(query, params, runner, bool(_EXPLAINED.match(query)))
+        if plan.prefix == "EXPLAIN" or not (plan.steps or plan.ranges):
+            return await self._run_plan(plan, params, runner)
+        return await consistently(runner, partial(self._run_plan, plan, params), writes=_may_write(plan))
+
+    async def _run_plan(self, plan: Plan, params: dict[str, Any], runner) -> Result:
+        """The planned query's steps, then its statement."""
         if plan.ranges and plan.prefix != "EXPLAIN":
             plan = await self._exact(plan, runner)
         if plan.local is not None:
@@ -577,3 +584,9 @@ _QUERY_TYPES = {"READ": "r", "WRITE": "rw", "SCHEMA": "s", "DBMS": "r"}
 
 #: EXPLAIN before a statement the planner passes through as it is.
 _EXPLAINED = re.compile(r"\s*EXPLAIN\b", re.I)
+
+
+def _may_write(plan: Plan) -> bool:
+    """Whether the plan's statement is known to write (its clauses, or PROFILE, which runs it as
+    a write); the backend stops one that writes otherwise (`runners.consistently`)."""
+    return plan.prefix == "PROFILE" or effects(plan.body).writes

@@ -9,10 +9,10 @@ applies them to the probes after it and to the statement.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from core.backend import Result
+from core.backend import Result, WriteInOptimisticRead, optimistic_read
 
 from . import bind
 from .plan import AlgorithmStep, ProbeStep
@@ -39,6 +39,39 @@ def graph_context(runner, typed: Callable[..., Result] | None = None) -> GraphCo
             yield rows
         await result.consume()
     return GraphContext(runner.database, runner.graph_state(), read, stream, runner.backend.dialect)
+
+
+#: Runs of a read whose probes and statement saw different states before it runs excluding writes.
+READ_ATTEMPTS = 3
+
+
+async def consistently(runner, execute: Callable[[Any], Awaitable[Result]], *, writes: bool) -> Result:
+    """`execute(runner)`, whose probes and statement read one state of the graph.
+
+    A planned query reads the graph more than once: its probes, then the statement that reads
+    the values bound from them. Another client's write between the two would leave the statement
+    reading nodes no probe saw (their values null) or values of a state that is gone: a wrong
+    answer without an error. Where the backend can tell (`Backend.versioned_reads`), a statement
+    that writes runs with other writes excluded from its first probe on, as Neo4j's statement
+    holds the locks of what it writes; a read runs again if a write came between its reads
+    (`read_version`), the last time with writes excluded. `writes` says the statement is known
+    to write; one that turns out to (a procedure, a late step's clause) is stopped before it
+    writes (`optimistic_read`) and run excluding writes."""
+    if not runner.backend.versioned_reads:
+        return await execute(runner)
+    if not writes:
+        try:
+            for _ in range(READ_ATTEMPTS - 1):
+                version = runner.read_version()
+                with optimistic_read():
+                    result = await execute(runner)
+                if version is not None and runner.read_version() == version:
+                    return result
+                await result.abandon()
+        except WriteInOptimisticRead:
+            writes = True
+    async with runner.excluding_writes(writes):
+        return await execute(runner)
 
 
 def bound_edits(step, bound: dict[str, Any]) -> list[tuple[str, str]]:

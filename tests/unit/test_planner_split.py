@@ -64,7 +64,7 @@ def _column(expr: str, env: dict):
 class _Database:
     """Answers RETURN [DISTINCT] probes over `rows` (dicts of p, y, m); records the final query."""
 
-    backend = SimpleNamespace(dialect=FALKORDB)
+    backend = SimpleNamespace(dialect=FALKORDB, versioned_reads=False)
     database = "neo4j"
     user = None
     metadata = None

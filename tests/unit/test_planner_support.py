@@ -140,6 +140,12 @@ class RecordingRunner:
     def graph_state(self):
         return None
 
+    def read_version(self):
+        return self.backend.read_version(self.database)
+
+    def excluding_writes(self, writes):
+        return self.backend.excluding_writes(None)
+
     async def run(self, query: str, params: dict):
         self.queries.append((query, params))
         if self._tx is not None:

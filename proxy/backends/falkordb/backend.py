@@ -21,17 +21,19 @@ write the query's analysis missed still takes the lock.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import itertools
 import logging
 import re
 from collections import OrderedDict
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from redis.exceptions import RedisError, ResponseError
 
-from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig
+from core.backend import Backend, ListResult, Result, Summary, Transaction, TxConfig, before_write
 from proxy.backends.falkordb.dialect import FALKORDB
 from proxy.backends.falkordb.endpoint import Endpoint
 from proxy.backends.falkordb.errors import ACCESS_MODE, COMPILE_TIME, TIMED_OUT
@@ -60,6 +62,8 @@ _CRASHES_KEPT = 1_000                  # statements whose crashes are remembered
 _BOOKMARK = re.compile(r"FB:[0-9]{1,19}")
 #: The only way a statement creates a vector (`Backend.vectors_written`).
 _STORES_VECTOR = re.compile(r"vecf32", re.I).search
+#: True in a task that holds the writer lock through `excluding_writes`: its write takes it no more.
+_EXCLUDING_WRITES: ContextVar[bool] = ContextVar("excluding_writes", default=False)
 
 
 class FalkorDBBackend(Backend):
@@ -67,6 +71,7 @@ class FalkorDBBackend(Backend):
 
     dialect = FALKORDB
     default_database = "neo4j"
+    versioned_reads = True        # every write passes through the proxy; a reply holds all rows
 
     def __init__(self, data_dir: Path, *, user: str = "neo4j", password: str = "password",
                  persistent: bool = True, max_connections: int = 8, lock_timeout: float = 60.0,
@@ -201,14 +206,15 @@ class FalkorDBBackend(Backend):
             return await self.execute(graph, statement, config.timeout)
 
         async def write(statement: Statement) -> Result:
+            before_write()
             await self.acquire_writer(config.timeout)
             try:
                 if self.pair.names_lost:
                     await self.pair.heal_lost_names()
-                return await self.execute(graph, statement, config.timeout)
+                with self.changing(graph.name):
+                    return await self.execute(graph, statement, config.timeout)
             finally:
                 self.release_writer()
-                self.note_write(graph.name)
 
         statement = await self.prepare(query, params, config.mode)
         return self._bookmarked(await read_first(statement, config.mode, read, write))
@@ -244,6 +250,8 @@ class FalkorDBBackend(Backend):
     async def acquire_writer(self, tx_remaining: float | None) -> None:
         """Wait for the writer lock, at most `lock_timeout` (a TransientError: retry) or what is
         left of the transaction's own timeout (LockClientStopped: a ClientError, no retry)."""
+        if _EXCLUDING_WRITES.get():
+            return
         stopped_by_tx = tx_remaining is not None and tx_remaining < self.lock_timeout
         wait = tx_remaining if stopped_by_tx else self.lock_timeout
         try:
@@ -258,7 +266,21 @@ class FalkorDBBackend(Backend):
                               "Retry later.") from None
 
     def release_writer(self) -> None:
-        self._writer.release()
+        if not _EXCLUDING_WRITES.get():
+            self._writer.release()
+
+    @contextlib.asynccontextmanager
+    async def excluding_writes(self, timeout: float | None):
+        if _EXCLUDING_WRITES.get():
+            yield
+            return
+        await self.acquire_writer(timeout)
+        token = _EXCLUDING_WRITES.set(True)
+        try:
+            yield
+        finally:
+            _EXCLUDING_WRITES.reset(token)
+            self.release_writer()
 
     def forget_schemas(self) -> None:
         """Ids of labels, types and keys may have changed, and label matrices may lag (a

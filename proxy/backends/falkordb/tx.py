@@ -30,7 +30,7 @@ import enum
 import time
 from typing import Any, Protocol
 
-from core.backend import Result, Transaction, TxConfig
+from core.backend import Result, Transaction, TxConfig, before_write
 from proxy.backends.falkordb.errors import TIMED_OUT
 from proxy.backends.falkordb.graph import Graph
 from proxy.backends.falkordb.pair import ServerPair
@@ -147,6 +147,7 @@ class FalkorDBTransaction(Transaction):
             self.touch()
 
     async def _write(self, statement: Statement) -> Result:
+        before_write()
         await self._start_writing()
         return await self._execute(statement)
 
@@ -156,6 +157,10 @@ class FalkorDBTransaction(Transaction):
             return await self._backend.execute(self._graph, statement, self._remaining(), tx=self)
         finally:
             self._running = False
+
+    async def exclude_writes(self) -> None:
+        self._check_usable()
+        await self._start_writing()
 
     async def _start_writing(self) -> None:
         """Take the writer lock and hold the replica, once, before the first write."""
