@@ -10,10 +10,10 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   to the same database;
 - one extra hop through the Neo4j backend (proxy -> proxy): `RETURN 1` p50 and a 100k-row
   stream, both with the raw client, vs the second proxy alone;
-- explicit transactions through that hop, with the stock driver, vs the second proxy alone
-  (calls alternating between the two): `session.execute_read` (the driver waits for BEGIN's
-  answer before it sends the RUN) and `driver.execute_query` (it pipelines BEGIN, RUN and PULL,
-  and the front sends BEGIN upstream with the RUN);
+- explicit transactions through that hop vs the second proxy alone (calls alternating between
+  the two): the raw client's BEGIN + RUN + PULL in one write, then COMMIT (the front sends BEGIN
+  upstream with the RUN); the stock driver's `session.execute_read` (it waits for BEGIN's answer
+  before it sends the RUN) and `driver.execute_query` (it pipelines BEGIN, RUN and PULL);
 - cold plan (parse + plan) of a seed-shaped query whose literal changes every run;
 - throughput of 16 clients alternating the seed query and `RETURN 1` for 10 s through the proxy
   vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`;
@@ -91,6 +91,7 @@ ROWS = {
     "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
     "Neo4j backend hop, RETURN 1 p50": ("diff", "+ <= 0.2 ms"),
     "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.2x"),
+    "Neo4j backend hop, BEGIN+RUN+PULL, COMMIT p50, raw Bolt": ("hop", "(BEGIN goes with the RUN)"),
     "Neo4j backend hop, execute_read(RETURN 1) p50": ("hop", "(the driver waits for BEGIN)"),
     "Neo4j backend hop, execute_query(RETURN 1) p50": ("hop", "(BEGIN goes with the RUN)"),
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
@@ -234,6 +235,7 @@ def _wire_rows(out: dict) -> None:
 
 def _tx_rows(out: dict) -> None:
     with ProxyProcess() as back, ProxyProcess(args=["--upstream", back.uri]) as front, \
+            RawBolt(back.uri, USER, PASSWORD) as raw_near, RawBolt(front.uri, USER, PASSWORD) as raw_far, \
             neo4j.GraphDatabase.driver(back.uri, auth=(USER, PASSWORD)) as near, \
             neo4j.GraphDatabase.driver(front.uri, auth=(USER, PASSWORD)) as far, \
             near.session() as near_session, far.session() as far_session:
@@ -242,6 +244,8 @@ def _tx_rows(out: dict) -> None:
 
         def query(driver):
             return lambda: driver.execute_query("RETURN 1", routing_=neo4j.RoutingControl.READ)
+        out["Neo4j backend hop, BEGIN+RUN+PULL, COMMIT p50, raw Bolt"] = _paired_medians(
+            lambda: raw_far.transaction("RETURN 1"), lambda: raw_near.transaction("RETURN 1"), 2000)
         out["Neo4j backend hop, execute_read(RETURN 1) p50"] = _paired_medians(
             read(far_session), read(near_session), 1000)
         out["Neo4j backend hop, execute_query(RETURN 1) p50"] = _paired_medians(query(far), query(near), 1000)
