@@ -11,8 +11,8 @@ pipelined request is waiting (RUN + PULL arrive together and leave as one write:
 system call where there were three) or when it passes `FLUSH_SIZE`. Results stream in
 batches with `drain()` between writes, so a huge result never sits in the proxy's memory.
 
-A BEGIN with a RUN pipelined behind it (the drivers' `execute_query`, the JavaScript driver)
-is answered after that RUN is handled: the backend may send BEGIN with the transaction's first
+A BEGIN with a RUN pipelined behind it (queued when BEGIN is handled: sent in the same write, as
+the Python driver's `execute_query` does) is answered after that RUN is handled: the backend may send BEGIN with the transaction's first
 request, so BEGIN costs no round trip of its own (`Transaction.begun`), and its answer is only
 known once the RUN has gone out. Answers are buffered, so BEGIN's is put ahead of the RUN's; a
 refused BEGIN gets its FAILURE and the RUN is IGNORED, as the database did. Answering BEGIN at

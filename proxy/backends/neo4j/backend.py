@@ -103,8 +103,8 @@ class UpstreamTransaction(Transaction):
 
     Its BEGIN is queued on the connection, not sent: it leaves with the transaction's first
     request (RUN and its PULL, or COMMIT), in the same write, and its reply, which comes first, is
-    read before that request's (`begun`). A driver that pipelines BEGIN, RUN and PULL (the drivers'
-    `execute_query`, the JavaScript driver) then costs the upstream one round trip, not two. A
+    read before that request's (`begun`). A client that sends BEGIN, RUN and PULL in one write (the
+    Python driver's `execute_query`) then costs the upstream one round trip, not two. A
     refused BEGIN is raised by `begun` and by every later use; the requests behind it were
     IGNORED upstream and are read past by the RESET that rolls the transaction back."""
 
