@@ -12,12 +12,15 @@ again under the neo4j 6.x driver, which speaks Bolt 6.0 to the proxy.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 
 import neo4j
 import pytest
 
+from core.backend import TxConfig
+from proxy.backends.neo4j import Neo4jBackend
 from tests.harness import NEO4J6_PATH, run_with_neo4j6
 
 from tests.integration.test_neo4j_stub_upstream import (CONNECTION_LOST, PASSWORD, USER, proxy_to_stub,  # noqa: F401
@@ -43,6 +46,34 @@ PIPELINED = f"""
            SUCCESS {{"type": "r"}}
         C: COMMIT
         S: SUCCESS {{"bookmark": "stub:pipelined"}}
+"""
+
+#: BEGIN with all a client may ask of it, pipelined with the RUN; the COMMIT's bookmark.
+ASKED = f"""
+        C: BEGIN {{"bookmarks": ["stub:before"], "tx_timeout": 1500, "tx_metadata": {{"case": "asked"}}, "mode": "r", "db": "other", "imp_user": "bob"}}
+        C: RUN "{QUERY}" "*" "*"
+        C: PULL "*"
+        S: SUCCESS {{}}
+           SUCCESS {{"fields": ["x"]}}
+           RECORD ["begun"]
+           SUCCESS {{"type": "r"}}
+        C: COMMIT
+        S: SUCCESS {{"bookmark": "stub:after"}}
+"""
+
+#: A transaction with no RUN: BEGIN answered on its own (the client waits for it), then COMMIT.
+EMPTY = f"""
+        {begin_line("empty")}
+        S: SUCCESS {{}}
+        C: COMMIT
+        S: SUCCESS {{"bookmark": "stub:empty"}}
+"""
+#: The backend's own transaction committed without a RUN: BEGIN leaves with the COMMIT.
+COMMIT_ONLY = f"""
+        {begin_line("commit-only")}
+        C: COMMIT
+        S: SUCCESS {{}}
+           SUCCESS {{"bookmark": "stub:commit-only"}}
 """
 
 
@@ -121,6 +152,48 @@ def test_begin_goes_upstream_with_the_pipelined_run_and_is_answered_first(upstre
     with upstream.playing(script(PIPELINED)):
         assert outcome(f"bolt://{upstream.address}", execute_query, "pipelined") == [["begun"]]
         assert outcome(proxy_to_stub.uri, execute_query, "pipelined") == [["begun"]]
+
+
+def test_begin_carries_what_the_client_asked_and_commit_its_bookmark_back(upstream, proxy_to_stub):
+    """Bookmarks, timeout, metadata, access mode, database and impersonated user, as sent directly."""
+    def asked(uri: str) -> tuple[list, list[str]]:
+        bookmarks = neo4j.GraphDatabase.bookmark_manager(initial_bookmarks=neo4j.Bookmarks.from_raw_values(
+            ["stub:before"]))
+        with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD), connection_timeout=5) as driver:
+            records = within(lambda: driver.execute_query(
+                neo4j.Query(QUERY, metadata={"case": "asked"}, timeout=1.5), routing_="r", database_="other",
+                impersonated_user_="bob", bookmark_manager_=bookmarks).records)
+        return [record.values() for record in records], sorted(bookmarks.get_bookmarks())
+    with upstream.playing(script(ASKED)):
+        assert asked(f"bolt://{upstream.address}") == ([["begun"]], ["stub:after"])
+        assert asked(proxy_to_stub.uri) == ([["begun"]], ["stub:after"])
+
+
+def test_a_transaction_committed_without_a_run(upstream, proxy_to_stub):
+    def empty(uri: str) -> list[str]:
+        with neo4j.GraphDatabase.driver(uri, auth=(USER, PASSWORD), connection_timeout=5) as driver, \
+                driver.session() as session:
+            def commit():
+                with session.begin_transaction(metadata={"case": "empty"}) as tx:
+                    tx.commit()
+            within(commit)
+            return list(session.last_bookmarks().raw_values)
+    with upstream.playing(script(EMPTY)):
+        assert empty(f"bolt://{upstream.address}") == empty(proxy_to_stub.uri) == ["stub:empty"]
+
+
+async def test_the_backends_transaction_sends_begin_with_its_commit(upstream):
+    backend = Neo4jBackend(f"bolt://{upstream.address}")
+
+    async def commit_only() -> str | None:
+        credentials = await backend.authenticate({"scheme": "basic", "principal": USER, "credentials": PASSWORD})
+        tx = await backend.begin(TxConfig(metadata={"case": "commit-only"}), credentials)
+        return await tx.commit()
+    with upstream.playing(script(COMMIT_ONLY)):
+        try:
+            assert await asyncio.wait_for(commit_only(), 10) == "stub:commit-only"
+        finally:
+            await backend.stop()
 
 
 @pytest.mark.parametrize("case", REFUSALS)
