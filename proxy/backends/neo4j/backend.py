@@ -101,12 +101,11 @@ class _AutoCommit:
 class UpstreamTransaction(Transaction):
     """An explicit transaction on one upstream connection; its results share it (`Link`).
 
-    Its BEGIN is queued on the connection, not sent: it leaves with the transaction's first
-    request (RUN and its PULL, or COMMIT), in the same write, and its reply, which comes first, is
-    read before that request's (`begun`). A client that sends BEGIN, RUN and PULL in one write (the
-    Python driver's `execute_query`) then costs the upstream one round trip, not two. A
-    refused BEGIN is raised by `begun` and by every later use; the requests behind it were
-    IGNORED upstream and are read past by the RESET that rolls the transaction back."""
+    Its BEGIN is queued on the connection, not sent (`UpstreamConnection.begin`): it leaves with
+    the transaction's first request (RUN and its PULL, or COMMIT), in the same write, and the
+    connection reads its reply before that request's, whoever reads. A client that sends BEGIN,
+    RUN and PULL in one write (the Python driver's `execute_query`) then costs the upstream one
+    round trip, not two. A refused BEGIN is raised by `begun` and by every later use."""
 
     def __init__(self, backend: "Neo4jBackend", connection: UpstreamConnection, database: str):
         self.connection = connection
@@ -114,8 +113,6 @@ class UpstreamTransaction(Transaction):
         self._database = database
         self._results: list[UpstreamResult] = []
         self._streaming: UpstreamResult | None = None     # the result whose PULL reply is arriving
-        self._begin_due = True                            # BEGIN's reply is not read yet
-        self._refusal: CypherError | None = None          # ... and was a FAILURE (or a lost connection)
 
     async def claim(self, result: UpstreamResult | None) -> None:
         if self._streaming is not None and self._streaming is not result:
@@ -133,26 +130,15 @@ class UpstreamTransaction(Transaction):
         await self.done(result)
 
     async def begun(self) -> None:
-        """Send what is queued (BEGIN, and the request behind it) and read BEGIN's reply, if not
-        read yet; raise the upstream's refusal."""
-        if self._begin_due:
-            self._begin_due = False
-            try:
-                await self.connection.flush()
-                await self.connection.response()
-            except CypherError as error:
-                self._backend.note_failure(error, self.connection)
-                self._refusal = error
-        if self._refusal is not None:
-            raise self._refusal
+        try:
+            await self.connection.begun()
+        except CypherError as error:
+            self._backend.note_failure(error, self.connection)
+            raise
 
     async def run(self, query: str, params: dict[str, Any]) -> UpstreamResult:
-        if self._refusal is not None:
-            raise self._refusal
         await self.claim(None)
-        self._backend.queue_query(self.connection, query, params, {})
-        await self.begun()
-        meta = await self._backend.query_reply(self.connection)
+        meta = await self._backend.start_query(self.connection, query, params, {})
         result = UpstreamResult(self, list(meta.get("fields") or ()), self._database, qid=meta.get("qid", -1),
                                 on_update=self._mark_written)
         self._results.append(result)
@@ -167,7 +153,6 @@ class UpstreamTransaction(Transaction):
             for result in list(self._results):     # COMMIT needs every result read
                 await result.consume()
             self.connection.send(m.COMMIT)
-            await self.begun()
             await self.connection.flush()
             return (await self.connection.response()).get("bookmark")
         finally:
@@ -175,11 +160,12 @@ class UpstreamTransaction(Transaction):
 
     async def rollback(self) -> None:
         """RESET rolls back as ROLLBACK does, and also clears a failed connection and any replies
-        still due (BEGIN's, if no request followed it; those of unread results)."""
+        still due (BEGIN's, if no request followed it; those of unread results). A refused BEGIN
+        began nothing: the pool clears what its FAILURE left."""
         try:
             for result in self._results:
                 result.end_with(Summary(database=self._database))
-            if not self.connection.broken:
+            if not self.connection.broken and self.connection.begin_refusal is None:
                 await self.connection.reset()
         finally:
             await self._end()
@@ -255,20 +241,9 @@ class Neo4jBackend(Backend):
     async def start_query(self, connection: UpstreamConnection, query: str, params: dict[str, Any],
                           extra: dict[str, Any], *, pull: bool = True) -> dict[str, Any]:
         """RUN, with the first PULL behind it if `pull`; the RUN's SUCCESS metadata."""
-        self.queue_query(connection, query, params, extra, pull=pull)
-        return await self.query_reply(connection)
-
-    @staticmethod
-    def queue_query(connection: UpstreamConnection, query: str, params: dict[str, Any], extra: dict[str, Any],
-                    *, pull: bool = True) -> None:
-        """Queue the RUN (and PULL) of `start_query` without sending them."""
         connection.send(m.RUN, query, params, extra)
         if pull:
             connection.send(m.PULL, {"n": FIRST_PULL})
-
-    @staticmethod
-    async def query_reply(connection: UpstreamConnection) -> dict[str, Any]:
-        """Send what is queued and read the reply to a RUN queued by `queue_query`."""
         await connection.flush()
         try:
             return await connection.response()
@@ -282,7 +257,7 @@ class Neo4jBackend(Backend):
         The connection is chosen now: a routed upstream's writer or reader, by `config.mode`."""
         connection = await self._acquire(config, credentials)
         async with self._given_back_on_failure(connection):
-            connection.send(m.BEGIN, request_extra(config, connection.version))
+            connection.begin(request_extra(config, connection.version))
         return UpstreamTransaction(self, connection, config.database or self.default_database)
 
     async def _acquire(self, config: TxConfig, credentials: Credentials, *,
