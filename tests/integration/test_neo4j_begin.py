@@ -20,6 +20,7 @@ import neo4j
 import pytest
 
 from core.backend import TxConfig
+from core.errors import CypherError
 from proxy.backends.neo4j import Neo4jBackend
 from tests.harness import NEO4J6_PATH, run_with_neo4j6
 
@@ -192,6 +193,27 @@ async def test_the_backends_transaction_sends_begin_with_its_commit(upstream):
     with upstream.playing(script(COMMIT_ONLY)):
         try:
             assert await asyncio.wait_for(commit_only(), 10) == "stub:commit-only"
+        finally:
+            await backend.stop()
+
+
+async def test_after_a_refused_begin_nothing_runs_outside_the_transaction(upstream):
+    """The RUN behind the refused BEGIN was IGNORED; a second RUN in the transaction (a planner's
+    next probe, say) raises the refusal again and is never sent (it would run in auto-commit)."""
+    code, message = REFUSALS["bad-bookmark"]
+    backend = Neo4jBackend(f"bolt://{upstream.address}")
+
+    async def run_twice() -> None:
+        credentials = await backend.authenticate({"scheme": "basic", "principal": USER, "credentials": PASSWORD})
+        tx = await backend.begin(TxConfig(metadata={"case": "bad-bookmark"}), credentials)
+        for _ in range(2):
+            with pytest.raises(CypherError) as raised:
+                await tx.run(QUERY, {})
+            assert (raised.value.code, raised.value.message) == (code, message)
+        await tx.rollback()
+    with upstream.playing(script(refused("bad-bookmark", code, message))):
+        try:
+            await asyncio.wait_for(run_twice(), 10)
         finally:
             await backend.stop()
 
