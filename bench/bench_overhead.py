@@ -10,6 +10,10 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   to the same database;
 - one extra hop through the Neo4j backend (proxy -> proxy): `RETURN 1` p50 and a 100k-row
   stream, both with the raw client, vs the second proxy alone;
+- explicit transactions through that hop vs the second proxy alone (calls alternating between
+  the two): the raw client's BEGIN + RUN + PULL in one write, then COMMIT (the front sends BEGIN
+  upstream with the RUN); the stock driver's `session.execute_read` (it waits for BEGIN's answer
+  before it sends the RUN) and `driver.execute_query` (it pipelines BEGIN, RUN and PULL);
 - cold plan (parse + plan) of a seed-shaped query whose literal changes every run;
 - throughput of 16 clients alternating the seed query and `RETURN 1` for 10 s through the proxy
   vs the falkordb client with 16 threads running the seed query's baseline and `RETURN 1`;
@@ -22,7 +26,8 @@ next to the same row recorded before the issue's work (`overhead_before.json`).
   process's own when it served the same clients alone: on a shared machine CPU time is steadier
   than throughput.
 
-`python -m bench.bench_overhead --record` stores this run as the "before" of later runs.
+`python -m bench.bench_overhead --record` stores this run as the "before" of later runs;
+`python -m bench.bench_overhead tx wire` measures only those groups of rows (`MEASURES`).
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ ROWS = {
     "RETURN 1 p50, raw Bolt vs falkordb client": ("diff", "+ <= 0.1 ms"),
     "Neo4j backend hop, RETURN 1 p50": ("diff", "+ <= 0.2 ms"),
     "Neo4j backend hop, 100k-row stream": ("ratio", "<= 1.2x"),
+    "Neo4j backend hop, BEGIN+RUN+PULL, COMMIT p50, raw Bolt": ("hop", "(BEGIN goes with the RUN)"),
+    "Neo4j backend hop, execute_read(RETURN 1) p50": ("hop", "(the driver waits for BEGIN)"),
+    "Neo4j backend hop, execute_query(RETURN 1) p50": ("hop", "(BEGIN goes with the RUN)"),
     "cold plan, changing literal, p50": ("cold", "<= 2 ms"),
     f"{CLIENTS} clients x {SECONDS:g} s, seed + RETURN 1": ("throughput", "(higher is better)"),
     **{_upstream_row(n, ttl): ("throughput", ">= 0.8x with workers") for ttl in PROBE_CACHE_TTLS for n in WORKERS},
@@ -225,6 +233,37 @@ def _wire_rows(out: dict) -> None:
                                                          median_seconds(stream(near), 5))
 
 
+def _tx_rows(out: dict) -> None:
+    with ProxyProcess() as back, ProxyProcess(args=["--upstream", back.uri]) as front, \
+            RawBolt(back.uri, USER, PASSWORD) as raw_near, RawBolt(front.uri, USER, PASSWORD) as raw_far, \
+            neo4j.GraphDatabase.driver(back.uri, auth=(USER, PASSWORD)) as near, \
+            neo4j.GraphDatabase.driver(front.uri, auth=(USER, PASSWORD)) as far, \
+            near.session() as near_session, far.session() as far_session:
+        def read(session):
+            return lambda: session.execute_read(lambda tx: list(tx.run("RETURN 1")))
+
+        def query(driver):
+            return lambda: driver.execute_query("RETURN 1", routing_=neo4j.RoutingControl.READ)
+        out["Neo4j backend hop, BEGIN+RUN+PULL, COMMIT p50, raw Bolt"] = _paired_medians(
+            lambda: raw_far.transaction("RETURN 1"), lambda: raw_near.transaction("RETURN 1"), 2000)
+        out["Neo4j backend hop, execute_read(RETURN 1) p50"] = _paired_medians(
+            read(far_session), read(near_session), 1000)
+        out["Neo4j backend hop, execute_query(RETURN 1) p50"] = _paired_medians(query(far), query(near), 1000)
+
+
+def _paired_medians(a: Callable[[], object], b: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """The median wall times of `repeat` calls each of `a` and `b`, alternating (after a warm-up), so
+    that the load of a shared machine weighs on both alike."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for i in range(repeat + 100):
+        for fn, kept in zip((a, b), times):
+            started = time.perf_counter()
+            fn()
+            if i >= 100:
+                kept.append(time.perf_counter() - started)
+    return statistics.median(times[0]), statistics.median(times[1])
+
+
 def _plan_row(out: dict) -> None:
     planner = ExtensionPlanner(_registry(), dialect=FALKORDB)
     planner.plan(SEED_QUERY)
@@ -249,14 +288,21 @@ def _describe(name: str, now: float, base: float) -> str:
         return f"{now * 1e3:8.3f} ms (a cached plan: {base * 1e6:.2f} us)"
     if how == "diff":
         return f"{now * 1e3:8.3f} ms vs {base * 1e3:8.3f} ms  = +{(now - base) * 1e3:.3f} ms"
+    if how == "hop":
+        return f"{now * 1e3:8.3f} ms vs {base * 1e3:8.3f} ms  = +{(now - base) * 1e3:.3f} ms, {now / base:4.2f}x"
     return f"{now * 1e3:8.2f} ms vs {base * 1e3:8.2f} ms  = {now / base:5.2f}x"
+
+
+#: The groups of rows, by the name that selects them on the command line.
+MEASURES = {"plan": _plan_row, "wire": _wire_rows, "tx": _tx_rows, "seed": _seed_rows, "bulk": _bulk_row}
 
 
 def main(argv: list[str] | None = None) -> dict:
     argv = argv or []
     out: dict[str, tuple[float, float]] = {}
-    for measure in (_plan_row, _wire_rows, _seed_rows, _bulk_row):
-        measure(out)
+    for name, measure in MEASURES.items():
+        if name in argv or not set(argv) & set(MEASURES):
+            measure(out)
     before = json.loads(BEFORE.read_text()) if BEFORE.exists() and "--record" not in argv else {}
     print("2-core machine shared with other agents; each row: measured vs its baseline in this run")
     for name, (now, base) in out.items():

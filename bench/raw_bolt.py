@@ -1,7 +1,8 @@
 """A minimal blocking Bolt client for benchmarks: no driver cost between the clock and the wire.
 
-It pre-encodes each query's RUN + PULL once and then only sends those bytes and reads the
-reply messages until the PULL's final SUCCESS, counting RECORDs without decoding them.
+It pre-encodes each query's RUN + PULL (or BEGIN + RUN + PULL) once and then only sends those
+bytes and reads the reply messages until the PULL's final SUCCESS, counting RECORDs without
+decoding them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from proxy.bolt.chunking import chunk
 from proxy.bolt.handshake import MAGIC
 from proxy.packstream import Packer
 
-HELLO, LOGON, RUN, PULL = 0x01, 0x6A, 0x10, 0x3F
+HELLO, LOGON, RUN, BEGIN, COMMIT, PULL = 0x01, 0x6A, 0x10, 0x11, 0x12, 0x3F
 SUCCESS, RECORD, FAILURE = 0x70, 0x71, 0x7F
 
 
@@ -47,6 +48,17 @@ class RawBolt:
             data = self._prepared[key] = self._encode([(RUN, [query, params or {}, {}]), (PULL, [{"n": -1}])])
         self._sock.sendall(data)
         return self._responses(2)
+
+    def transaction(self, query: str) -> int:
+        """BEGIN + RUN + PULL(all) in one write, as drivers pipeline them; then COMMIT."""
+        data = self._prepared.get((query, None))
+        if data is None:
+            data = self._prepared[(query, None)] = self._encode(
+                [(BEGIN, [{}]), (RUN, [query, {}, {}]), (PULL, [{"n": -1}])])
+        self._sock.sendall(data)
+        records = self._responses(3)
+        self._request([(COMMIT, [])])
+        return records
 
     def close(self) -> None:
         self._sock.close()

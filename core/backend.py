@@ -160,6 +160,13 @@ class Transaction(ABC):
     #: True once a statement that may write has run in it (its reads then see private state).
     wrote: bool = False
 
+    async def begun(self) -> None:
+        """Wait until the database confirms the transaction began; raise its refusal if it did not.
+
+        A backend may send BEGIN with the transaction's first request instead of on its own (the
+        Neo4j backend does: one round trip less); its first `run` or `commit` then reads BEGIN's
+        reply first, and raises its refusal. By default the transaction began in `Backend.begin`."""
+
     @abstractmethod
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
 
@@ -223,7 +230,7 @@ class Backend(ABC):
 
     @abstractmethod
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
-        """Open an explicit transaction."""
+        """Open an explicit transaction (confirmed by the database at `Transaction.begun`)."""
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
         """Refuse (raise `CypherError`) a query this database could not survive, before the

@@ -186,13 +186,28 @@ class Session:
         runner = SessionRunner(self.backend, config, self.credentials, self.user, self._tx)
         return await self.planner.execute(query, params, runner)
 
-    async def begin(self, config: TxConfig) -> None:
+    async def begin(self, config: TxConfig, *, wait: bool = True) -> None:
+        """Open a transaction; `wait`: until the database confirms it (else see `begun`)."""
         if self._tx is not None:
             raise CypherError("Neo.ClientError.Transaction.TransactionStartFailed",
                               "A transaction is already open in this session.")
         self.backend.check_bookmarks(config.bookmarks)
         self._tx = await self.backend.begin(config, self.credentials)
         self._tx_config = config
+        if wait:
+            await self.begun()
+
+    async def begun(self) -> None:
+        """Wait until the database confirms that the open transaction began (its first query may
+        have learnt it already). If the database refused it, the session has no transaction any
+        more, as if BEGIN had never succeeded, and the refusal is raised."""
+        if self._tx is None:
+            return
+        try:
+            await self._tx.begun()
+        except CypherError:
+            await self.reset()
+            raise
 
     async def commit(self) -> str | None:
         tx = self._take_tx()

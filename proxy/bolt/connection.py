@@ -10,6 +10,14 @@ Responses are coalesced: they collect in an output buffer that is written when n
 pipelined request is waiting (RUN + PULL arrive together and leave as one write: one
 system call where there were three) or when it passes `FLUSH_SIZE`. Results stream in
 batches with `drain()` between writes, so a huge result never sits in the proxy's memory.
+
+A BEGIN with a RUN pipelined behind it (queued when BEGIN is handled: sent in the same write, as
+the Python driver's `execute_query` does) is answered after that RUN is handled: the backend may send BEGIN with the transaction's first
+request, so BEGIN costs no round trip of its own (`Transaction.begun`), and its answer is only
+known once the RUN has gone out. Answers are buffered, so BEGIN's is put ahead of the RUN's; a
+refused BEGIN gets its FAILURE and the RUN is IGNORED, as the database did. Answering BEGIN at
+once instead would be a guess: a client would see BEGIN's refusal (a bad bookmark, an unknown
+database, a refused impersonation) as its RUN's, and `begin_transaction()` would not raise it.
 """
 
 from __future__ import annotations
@@ -148,6 +156,7 @@ class BoltConnection:
         self._out: list[bytes] = []    # responses not written yet
         self._out_size = 0
         self._results: dict[int, OpenResult] = {}
+        self._begin_due = False        # BEGIN's answer waits for the RUN queued behind it (`_begin`)
         self._last_qid = -1
         self._next_qid = 0
         self._handlers = {
@@ -257,13 +266,17 @@ class BoltConnection:
                         self._pending_resets -= 1
                     elif self._pending_resets:
                         self._send(m.IGNORED)
+                        if self._begin_due:             # ... and the BEGIN waiting for this RUN
+                            self._begin_due = False
+                            self._send(m.IGNORED)
                         continue
                     if isinstance(data, CypherError):   # a message over the size limit, read past
                         self._fail(data)
                         continue
+                    handle = self._handle_behind_begin if self._begin_due else self._handle
                     self._busy = True
                     try:
-                        keep = await self._handle(signature, data)
+                        keep = await handle(signature, data)
                     except asyncio.CancelledError:
                         # Interrupted by a RESET behind it (which drops results), unless the
                         # connection itself is being closed.
@@ -321,6 +334,32 @@ class BoltConnection:
                                       "see the proxy's log for details."))
             return signature not in (m.HELLO, m.LOGON)
 
+    async def _handle_behind_begin(self, signature: int | None, data: bytes) -> bool:
+        """Handle the RUN pipelined behind a BEGIN (`_begin`), then put BEGIN's answer ahead of
+        the RUN's: SUCCESS, or BEGIN's refusal with the RUN's answer replaced by IGNORED."""
+        self._begin_due = False
+        mark = len(self._out)
+        try:
+            keep = await self._handle(signature, data)
+            await self._session.begun()
+        except asyncio.CancelledError:       # a RESET behind them: BEGIN IGNORED too (the RUN by the caller)
+            self._unsend(mark)
+            self._send(m.IGNORED)
+            raise
+        except DatabaseLost as exc:
+            log.warning("%s: %s; closing the client's connection", self.connection_id, exc.message)
+            return False
+        except CypherError as refusal:
+            self._unsend(mark)
+            await self._drop_results()
+            self._fail(refusal)
+            self._send(m.IGNORED)
+            return keep
+        answer = chunk(self._packer.pack_message(m.SUCCESS, [self._begin_metadata()]))
+        self._out.insert(mark, answer)
+        self._out_size += len(answer)
+        return keep
+
     async def _decode(self, signature: int | None, data: bytes) -> list[Any]:
         if signature not in self._handlers:
             raise ProtocolViolation(f"unknown message signature "
@@ -350,6 +389,11 @@ class BoltConnection:
     def _buffer(self, data: bytes) -> None:
         self._out.append(data)
         self._out_size += len(data)
+
+    def _unsend(self, mark: int) -> None:
+        """Drop the answers buffered since `len(self._out)` was `mark`."""
+        del self._out[mark:]
+        self._out_size = sum(map(len, self._out))
 
     async def _flush(self) -> None:
         """Write the buffered responses in one go and wait until the socket takes them."""
@@ -439,10 +483,18 @@ class BoltConnection:
         self._send(m.SUCCESS, meta)
 
     async def _begin(self, fields: list[Any]) -> None:
-        config = self._tx_config(fields[0])
-        await self._session.begin(config)
+        """Open the transaction; answered now, or with the RUN pipelined behind it
+        (`_handle_behind_begin`): the backend then sends BEGIN upstream with that RUN."""
+        pipelined = self._queue.next_signature() == m.RUN
+        await self._session.begin(self._tx_config(fields[0]), wait=not pipelined)
         self._next_qid = 0
-        self._send(m.SUCCESS, {"db": self._session.database} if self._capabilities.db_in_success else {})
+        if pipelined:
+            self._begin_due = True
+        else:
+            self._send(m.SUCCESS, self._begin_metadata())
+
+    def _begin_metadata(self) -> dict[str, Any]:
+        return {"db": self._session.database} if self._capabilities.db_in_success else {}
 
     def _tx_config(self, extra: dict[str, Any]) -> TxConfig:
         return m.tx_config(extra, notifications=self._notifications, encoding=self._encoding)

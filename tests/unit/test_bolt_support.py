@@ -60,7 +60,13 @@ class MemoryTransaction(Transaction):
         self.config = config
         self.items = list(backend.items)
 
+    async def begun(self) -> None:
+        self.backend.events.append("begun")
+        if self.backend.begin_refusal is not None:
+            raise self.backend.begin_refusal
+
     async def run(self, query: str, params: dict[str, Any]) -> Result:
+        self.backend.events.append("run")
         return await self.backend.execute(query, params, self.items, bookmark=False)
 
     async def commit(self) -> str | None:
@@ -84,6 +90,8 @@ class MemoryBackend(Backend):
         self.fetch_sizes: list[int] = []
         self.configs: list[TxConfig] = []
         self.sleeping = asyncio.Event()
+        self.begin_refusal: Exception | None = None    # what `begun` raises (a database refusing BEGIN)
+        self.events: list[str] = []                     # "begin", "begun", "run", in the order they came
 
     async def start(self) -> None: ...
 
@@ -103,6 +111,7 @@ class MemoryBackend(Backend):
 
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         self.configs.append(config)
+        self.events.append("begin")
         return MemoryTransaction(self, config)
 
     async def databases(self, credentials: Any) -> list[str]:
@@ -196,6 +205,10 @@ class RawClient:
 
     def send(self, signature: int, *fields: Any) -> None:
         self.writer.write(chunk(self.packer.pack_message(signature, list(fields))))
+
+    def pipeline(self, *messages: tuple[Any, ...]) -> None:
+        """Send `(signature, *fields)` messages in one write, as drivers pipeline them."""
+        self.writer.write(b"".join(chunk(self.packer.pack_message(sig, list(fields))) for sig, *fields in messages))
 
     async def recv(self, timeout: float = 10.0) -> tuple[int, list]:
         data = await asyncio.wait_for(read_message(self.reader), timeout)

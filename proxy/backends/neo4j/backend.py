@@ -99,7 +99,13 @@ class _AutoCommit:
 
 
 class UpstreamTransaction(Transaction):
-    """An explicit transaction on one upstream connection; its results share it (`Link`)."""
+    """An explicit transaction on one upstream connection; its results share it (`Link`).
+
+    Its BEGIN is queued on the connection, not sent (`UpstreamConnection.begin`): it leaves with
+    the transaction's first request (RUN and its PULL, or COMMIT), in the same write, and the
+    connection reads its reply before that request's, whoever reads. A client that sends BEGIN,
+    RUN and PULL in one write (the Python driver's `execute_query`) then costs the upstream one
+    round trip, not two. A refused BEGIN is raised by `begun` and by every later use."""
 
     def __init__(self, backend: "Neo4jBackend", connection: UpstreamConnection, database: str):
         self.connection = connection
@@ -122,6 +128,13 @@ class UpstreamTransaction(Transaction):
     async def abandon(self, result: UpstreamResult) -> None:
         """Forget it: the transaction's ROLLBACK follows, and its RESET reads what is still due."""
         await self.done(result)
+
+    async def begun(self) -> None:
+        try:
+            await self.connection.begun()
+        except CypherError as error:
+            self._backend.note_failure(error, self.connection)
+            raise
 
     async def run(self, query: str, params: dict[str, Any]) -> UpstreamResult:
         await self.claim(None)
@@ -147,11 +160,12 @@ class UpstreamTransaction(Transaction):
 
     async def rollback(self) -> None:
         """RESET rolls back as ROLLBACK does, and also clears a failed connection and any replies
-        still due for unread results."""
+        still due (BEGIN's, if no request followed it; those of unread results). A refused BEGIN
+        began nothing: the pool clears what its FAILURE left."""
         try:
             for result in self._results:
                 result.end_with(Summary(database=self._database))
-            if not self.connection.broken:
+            if not self.connection.broken and self.connection.begin_refusal is None:
                 await self.connection.reset()
         finally:
             await self._end()
@@ -217,7 +231,7 @@ class Neo4jBackend(Backend):
         try:
             yield
         except CypherError as error:
-            self._note_failure(error, connection)
+            self.note_failure(error, connection)
             await self.pool.release(connection)
             raise
         except BaseException:
@@ -239,11 +253,11 @@ class Neo4jBackend(Backend):
             raise
 
     async def begin(self, config: TxConfig, credentials: Credentials) -> UpstreamTransaction:
+        """A transaction whose BEGIN goes upstream with its first request (`UpstreamTransaction`).
+        The connection is chosen now: a routed upstream's writer or reader, by `config.mode`."""
         connection = await self._acquire(config, credentials)
         async with self._given_back_on_failure(connection):
-            connection.send(m.BEGIN, request_extra(config, connection.version))
-            await connection.flush()
-            await connection.response()
+            connection.begin(request_extra(config, connection.version))
         return UpstreamTransaction(self, connection, config.database or self.default_database)
 
     async def _acquire(self, config: TxConfig, credentials: Credentials, *,
@@ -270,7 +284,7 @@ class Neo4jBackend(Backend):
                 self._router.forget(address)
         raise AssertionError("unreachable")
 
-    def _note_failure(self, error: CypherError, connection: UpstreamConnection) -> None:
+    def note_failure(self, error: CypherError, connection: UpstreamConnection) -> None:
         """A server lost at the start of a query leaves the routing tables (a writer refusing
         writes left its table as the connection read the refusal)."""
         if self._router is not None and isinstance(error, UpstreamLost):

@@ -10,6 +10,12 @@ Requests are pipelined: `send` queues messages, the responses are read in order.
 a connection at a time (the pool hands it out); `expecting` counts the responses not read yet,
 so the pool can tell a connection that is clean from one abandoned mid-exchange. A read that is
 interrupted (cancelled, timed out, cut) leaves the connection `broken`: it is closed, never reused.
+
+A transaction's BEGIN (`begin`) waits to leave with the next request, and its reply is read
+before any other, by whichever read comes first (`begun`): the code that sends a transaction's
+first request (a RUN, probes, a COMMIT) need not know that BEGIN went with it. Once the upstream
+has refused BEGIN, nothing but RESET goes out on the connection until the pool takes it back, so
+no request meant for the transaction can run outside one.
 """
 
 from __future__ import annotations
@@ -173,6 +179,9 @@ class UpstreamConnection:
         #: the moment the server answers that it takes no writes for it (before the client hears).
         self.database: str | None = None
         self.on_write_refused: Callable[[Address, str | None], None] | None = None
+        self._begin_due = False        # a BEGIN's reply is still to be read, before any other
+        #: The upstream's refusal of the transaction's BEGIN (cleared when the pool takes it back).
+        self.begin_refusal: CypherError | None = None
 
     # ---- setup ----------------------------------------------------------------------
 
@@ -218,8 +227,28 @@ class UpstreamConnection:
         """Queue one request (written by `flush`)."""
         if self.broken:
             raise UpstreamLost(str(self.address), "the connection broke earlier")
+        if self.begin_refusal is not None and signature != m.RESET:
+            raise self.begin_refusal
         self._out.append(chunk(self._packer.pack_message(signature, list(fields))))
         self.expecting += 1
+
+    def begin(self, extra: dict[str, Any]) -> None:
+        """Queue BEGIN: it leaves with the next request, and its reply is read first (`begun`)."""
+        self.send(m.BEGIN, extra)
+        self._begin_due = True
+
+    async def begun(self) -> None:
+        """Read BEGIN's reply if it is still due (writing what is queued first); raise the
+        upstream's refusal, now and after."""
+        if self._begin_due:
+            self._begin_due = False
+            try:
+                await self.flush()
+                await self.response()
+            except CypherError as error:
+                self.begin_refusal = error
+        if self.begin_refusal is not None:
+            raise self.begin_refusal
 
     async def flush(self) -> None:
         """Write the queued requests in one go (one system call, one segment for RUN + PULL)."""
@@ -256,6 +285,8 @@ class UpstreamConnection:
     async def response(self) -> dict[str, Any]:
         """The next response's SUCCESS metadata; raises the upstream's `CypherError` on FAILURE,
         `Ignored` on IGNORED, and `_RecordsLeft` if records of a result come first."""
+        if self._begin_due:
+            await self.begun()
         while (found := message_end(self._buf, self._pos)) is None:
             await self._read_more()
         end, signature = found
@@ -270,6 +301,8 @@ class UpstreamConnection:
 
         Returns `(framed, count, end)`: `end` is the SUCCESS metadata, a `CypherError` (FAILURE),
         an `Ignored`, or None when more records are to come."""
+        if self._begin_due:
+            await self.begun()
         buf = self._buf
         start = p = self._pos
         count = 0

@@ -82,6 +82,7 @@ class Pool:
         """Take a connection back: kept if it can be made clean, else closed."""
         key = self._keys.pop(connection, None)
         connection.deadline = None
+        connection.begin_refusal = None        # (its transaction is over)
         if connection.failed and not connection.broken:
             with contextlib.suppress(CypherError, asyncio.CancelledError):
                 await connection.reset()
