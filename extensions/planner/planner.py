@@ -9,8 +9,9 @@
   evaluators compute the values (off the event loop for big batches), and the rewritten query
   runs with the values bound as parameters (`bind.py`'s forms, `kernels.py`'s batch work, and
   `runners.py`'s rewriting of later queries); a probe whose calls' nodes and values vary
-  independently runs as two smaller probes (`split.py`), and probe rows are reused while the
-  graph is unchanged (`probe_cache.py`);
+  independently runs as two smaller probes (`split.py`), sent to the database together
+  (`runners.read_together`), and probe rows are reused while the graph is unchanged
+  (`probe_cache.py`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from functools import lru_cache, partial
 from itertools import count
 from typing import Any
@@ -48,7 +49,7 @@ from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep
 from .probe import PartPlanner, splice
 from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from .runners import Rewriting, bound_edits, graph_context
+from .runners import Rewriting, bound_edits, graph_context, read_together
 from ..registry import CallContext, Registry
 from .split import SplitProbe, node_rows
 from .triggers import serves_apoc, triggered, triggers
@@ -426,8 +427,7 @@ class ExtensionPlanner:
         split: SplitProbe = step.split
         if (cut := await self._scored_cut(step, params, runner)) is not None:
             return cut
-        node_sides = await self._node_sides(split, params, runner)
-        values_rows = await self._value_rows(split, params, runner)
+        node_sides, values_rows = await self._probe_sides(split, params, runner, self._node_sides(split))
         n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
         if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
@@ -439,9 +439,6 @@ class ExtensionPlanner:
             return None
         return values
 
-    async def _value_rows(self, split: SplitProbe, params: dict[str, Any], runner) -> list[list[Any]]:
-        return await self._probe_rows(split.value_text, params, runner) if split.value_text else [[]]
-
     async def _scored_cut(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
         """The parameters of a step whose one call binds only the rows its projection needs and
         scores nodes in bulk (`Extension.score_nodes`): node ids as arrays, one score per node,
@@ -450,8 +447,8 @@ class ExtensionPlanner:
         if len(step.sites) != 1 or site.reduction is None or site.ext.score_nodes is None \
                 or site.args[site.index_arg].kind != "node":
             return None
-        groups = await self._node_ids(split, params, runner)
-        value_side = kernels.value_side(split.sites[0], await self._value_rows(split, params, runner), self.dialect)
+        groups, values_rows = await self._probe_sides(split, params, runner, ("ids", self._node_ids))
+        value_side = kernels.value_side(split.sites[0], values_rows, self.dialect)
         if len(value_side) != 1:
             return None
         scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
@@ -460,43 +457,51 @@ class ExtensionPlanner:
         keys = [key for _, ids, keys in groups for key in (ids.tolist() if keys is None else keys)]
         return kernels.bind_cut(site, keys, values, params)
 
-    async def _node_ids(self, split: SplitProbe, params: dict[str, Any], runner) -> list[tuple]:
-        """The node probe's nodes as (labels, internal ids array, lookup keys) per label set;
-        cached like probe rows. With integer ids the keys are the ids (None: 8 bytes a node in the cache)."""
+    async def _probe_sides(self, split: SplitProbe, params: dict[str, Any], runner,
+                           node_form: tuple[Hashable, Callable]) -> tuple[Any, list[list[Any]]]:
+        """The node side, in `node_form` (its cache tag, and what makes it of the node probe's rows
+        with its size in bytes), and the value probe's rows: each from the probe cache while the
+        graph is unchanged, the probes not cached sent together (an upstream Neo4j answers both in
+        one round trip). The node probe goes first: its error is the one raised."""
         cache = self.probe_cache
-        key = cache.key(split.node_text, params, runner) if cache is not None else None
-        if key is not None and (groups := cache.get((key, "ids"))) is not None:
-            return groups
-        result = await runner.run(split.node_text, params)
-        found = await result.fetch(-1)
-        await result.consume()
+        node_key = value_key = node = None
+        values = None if split.value_text else [[]]
+        if cache is not None and (node_key := cache.key(split.node_text, params, runner)) is not None:
+            node_key = (node_key, node_form[0])
+            node = cache.get(node_key)
+        if values is None and cache is not None and (value_key := cache.key(split.value_text, params, runner)):
+            values = cache.get(value_key)
+        wanted = [text for text, known in ((split.node_text, node), (split.value_text, values)) if known is None]
+        fetched = iter(await read_together(runner, [(text, params) for text in wanted]))
+        if node is None:
+            node, nbytes = node_form[1](next(fetched))
+            if node_key is not None:
+                cache.put(node_key, node, nbytes)
+        if values is None:
+            values = next(fetched)
+            if value_key is not None:
+                cache.put(value_key, values)
+        return node, values
+
+    def _node_ids(self, found: list[list[Any]]) -> tuple[list[tuple], int]:
+        """The node probe's nodes as (labels, internal ids array, lookup keys) per label set, and
+        their size. With integer ids the keys are the ids (None: 8 bytes a node in the cache)."""
         integer_ids = self.dialect.integer_ids
         id_at = -1 if integer_ids else -2                              # Neo4j: [..., id, element id]
         groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
                    None if integer_ids else [item[-1] for item in items if item[-1] is not None])
                   for labels, items in found]
-        if key is not None:
-            cache.put((key, "ids"), groups, sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups))
-        return groups
+        return groups, sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups)
 
-    async def _node_sides(self, split: SplitProbe, params: dict[str, Any], runner) -> list[dict[Any, tuple]]:
-        """Per call, {node index: node-side arguments}; cached like probe rows (with the NodeRefs)."""
-        cache = self.probe_cache
-        key = cache.key(split.node_text, params, runner) if cache is not None else None
-        if key is not None:
-            # Calls of other queries share the node probe's text, not the argument objects
-            # (`n.temp` vs `n.power`: PropertyRefs of another key).
-            key = (key, tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args))
-            if (sides := cache.get(key)) is not None:
-                return sides
-        result = await runner.run(split.node_text, params)
-        groups = await result.fetch(-1)
-        await result.consume()
-        nodes = node_rows(groups)
-        sides = [kernels.node_side(plan, nodes, self.dialect) for plan in split.sites]
-        if key is not None:
-            cache.put(key, sides, estimate_bytes(nodes) * (1 + len(sides)))
-        return sides
+    def _node_sides(self, split: SplitProbe) -> tuple[Hashable, Callable]:
+        """The node form of per call {node index: node-side arguments}, kept with the nodes'
+        NodeRefs. Calls of other queries share the node probe's text, not the argument objects
+        (`n.temp` vs `n.power`: PropertyRefs of another key), so those are in the cache tag."""
+        def sides(groups: list[list[Any]]) -> tuple[list[dict[Any, tuple]], int]:
+            nodes = node_rows(groups)
+            made = [kernels.node_side(plan, nodes, self.dialect) for plan in split.sites]
+            return made, estimate_bytes(nodes) * (1 + len(made))
+        return tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args), sides
 
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
                                params: dict[str, Any]) -> dict[str, Any]:
