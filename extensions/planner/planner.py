@@ -459,10 +459,10 @@ class ExtensionPlanner:
 
     async def _probe_sides(self, split: SplitProbe, params: dict[str, Any], runner,
                            node_form: tuple[Hashable, Callable]) -> tuple[Any, list[list[Any]]]:
-        """The node side, in `node_form` (its cache tag, and what makes it of the node probe's rows
-        with its size in bytes), and the value probe's rows: each from the probe cache while the
-        graph is unchanged, the probes not cached sent together (an upstream Neo4j answers both in
-        one round trip). The node probe goes first: its error is the one raised."""
+        """The node side, in `node_form` (its cache tag, and what makes it of the node probe's rows,
+        with a function of its size in bytes), and the value probe's rows: each from the probe
+        cache while the graph is unchanged, the probes not cached sent together (an upstream Neo4j
+        answers both in one round trip). The node probe goes first: its error is the one raised."""
         cache = self.probe_cache
         node_key = value_key = node = None
         values = None if split.value_text else [[]]
@@ -476,14 +476,14 @@ class ExtensionPlanner:
         if node is None:
             node, nbytes = node_form[1](next(fetched))
             if node_key is not None:
-                cache.put(node_key, node, nbytes)
+                cache.put(node_key, node, nbytes())
         if values is None:
             values = next(fetched)
             if value_key is not None:
                 cache.put(value_key, values)
         return node, values
 
-    def _node_ids(self, found: list[list[Any]]) -> tuple[list[tuple], int]:
+    def _node_ids(self, found: list[list[Any]]) -> tuple[list[tuple], Callable[[], int]]:
         """The node probe's nodes as (labels, internal ids array, lookup keys) per label set, and
         their size. With integer ids the keys are the ids (None: 8 bytes a node in the cache)."""
         integer_ids = self.dialect.integer_ids
@@ -491,16 +491,16 @@ class ExtensionPlanner:
         groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
                    None if integer_ids else [item[-1] for item in items if item[-1] is not None])
                   for labels, items in found]
-        return groups, sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups)
+        return groups, lambda: sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups)
 
     def _node_sides(self, split: SplitProbe) -> tuple[Hashable, Callable]:
         """The node form of per call {node index: node-side arguments}, kept with the nodes'
         NodeRefs. Calls of other queries share the node probe's text, not the argument objects
         (`n.temp` vs `n.power`: PropertyRefs of another key), so those are in the cache tag."""
-        def sides(groups: list[list[Any]]) -> tuple[list[dict[Any, tuple]], int]:
+        def sides(groups: list[list[Any]]) -> tuple[list[dict[Any, tuple]], Callable[[], int]]:
             nodes = node_rows(groups)
             made = [kernels.node_side(plan, nodes, self.dialect) for plan in split.sites]
-            return made, estimate_bytes(nodes) * (1 + len(made))
+            return made, lambda: estimate_bytes(nodes) * (1 + len(made))
         return tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args), sides
 
     async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,

@@ -219,8 +219,9 @@ async def read_together(connection: UpstreamConnection, queries: list[tuple[str,
     """The rows of independent read-only queries, each a RUN (with `extra`) and a PULL of all its
     records, all sent in one write and their replies read in order; and whether any of them
     changed the graph. In auto-commit each RUN is a transaction of its own; in an explicit
-    transaction they run in order in it. The first FAILURE raises (the upstream IGNOREs the
-    requests behind it), after a RESET has read what is still due."""
+    transaction they run in order in it. Their SUCCESS messages are read past undecoded unless
+    they report writes. The first FAILURE raises (the upstream IGNOREs the requests behind it),
+    after a RESET has read what is still due."""
     for query, params in queries:
         connection.send(m.RUN, query, params, extra)
         connection.send(m.PULL, {"n": -1})
@@ -229,11 +230,11 @@ async def read_together(connection: UpstreamConnection, queries: list[tuple[str,
     wrote = False
     try:
         for _ in queries:
-            await connection.response()
+            await connection.response(wanted=())
             rows: list[list[Any]] = []
             end = None
             while end is None:
-                framed, _, end = await connection.records(-1)
+                framed, _, end = await connection.records(-1, wanted=(b"stats",))
                 rows += connection.decode_records(framed)
             if not isinstance(end, dict):
                 raise end
