@@ -323,11 +323,15 @@ class UpstreamConnection:
     def decode_records(self, framed: bytes) -> list[list[Any]]:
         """Rows of the framed RECORD messages `records()` returned."""
         rows = []
-        p = 0
-        while p < len(framed):
-            end, _ = message_end(framed, p)
-            rows.append(unpack_message(payload(framed, p, end), self.version, self.utc_patch)[1][0])
-            p = end
+        p, size = 0, len(framed)
+        while p < size:
+            end = p + 2 + (framed[p] << 8 | framed[p + 1])
+            if end > p + 2 and end + 2 <= size and not (framed[end] or framed[end + 1]):   # one chunk: the usual case
+                body, p = framed[p + 2:end], end + 2
+            else:                                      # NOOPs before it, or a record over several chunks
+                end = message_end(framed, p)[0]
+                body, p = payload(framed, p, end), end
+            rows.append(unpack_message(body, self.version, self.utc_patch)[1][0])
         return rows
 
     def _outcome(self, start: int, end: int, wanted: tuple[bytes, ...] | None) -> Any:
