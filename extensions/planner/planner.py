@@ -11,7 +11,8 @@
   `runners.py`'s rewriting of later queries); a probe whose calls' nodes and values vary
   independently runs as two smaller probes (`split.py`), sent to the database together
   (`runners.read_together`), and probe rows are reused while the graph is unchanged
-  (`probe_cache.py`);
+  (`probe_cache.py`); where they are not (behind a Neo4j), values computed from probe rows equal
+  to earlier ones are (`_computed_from`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -21,8 +22,9 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from functools import lru_cache, partial
 from itertools import count
 from typing import Any
@@ -65,6 +67,10 @@ _PLAN_INLINE_CHARS = 65_536
 #: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
 SMALL_PRODUCT = 10_000
 PRODUCT_RATIO = 100
+#: Values computed from probe rows are kept by the rows' content (`_computed_from`) up to this
+#: many bytes in all, when the pickled rows take at most MAX_INPUTS_KEY_BYTES.
+COMPUTED_MAX_BYTES = 16 * 2**20
+MAX_INPUTS_KEY_BYTES = 64 * 1024
 
 
 class ExtensionPlanner:
@@ -84,6 +90,8 @@ class ExtensionPlanner:
         #: the database has no constraint commands of Neo4j's
         self.constraints = None if dialect.has(Capability.SCHEMA_COMMANDS) else constraints
         self.probe_cache = probe_cache
+        #: values by the content of the probe rows they were computed from (`_computed_from`)
+        self._computed = ProbeCache(max_bytes=COMPUTED_MAX_BYTES)
         #: the graph check of variable-length ranges (FalkorDB, cycles.py)
         self.cycles = CycleGuard()
         self._exact_plan = lru_cache(maxsize=256)(self._capped)
@@ -363,11 +371,15 @@ class ExtensionPlanner:
         values = await self._run_split(step, params, runner) if step.split is not None else None
         if values is None:
             rows = await self._probe_rows(step.text, params, runner)
-            values = {}
-            for site in step.sites:
-                values.update(await self._bind(site, rows, runner, params))
+            values = await self._computed_from(step, params, (rows,), partial(self._bind_all, step, rows, runner, params))
         if key is not None:
             self.probe_cache.put(key, values, estimate_value_bytes(values))
+        return values
+
+    async def _bind_all(self, step: ProbeStep, rows: list[list[Any]], runner, params: dict[str, Any]) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for site in step.sites:
+            values.update(await self._bind(site, rows, runner, params))
         return values
 
     def _values_key(self, step: ProbeStep, params: dict[str, Any], runner) -> Hashable | None:
@@ -377,9 +389,45 @@ class ExtensionPlanner:
         probe = cache.key(step.text, params, runner) if cache is not None else None
         if probe is None:
             return None
+        return "values", step.token, probe, *self._data_key(step, params)
+
+    @staticmethod
+    def _data_key(step: ProbeStep, params: dict[str, Any]) -> tuple[tuple, tuple]:
+        """What a step's values depend on besides its arguments: the versions of the data its
+        extensions read, and the cuts of the rows its projections need."""
         versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
         cuts = tuple(site.reduction.resolved(params) for site in step.sites if site.reduction is not None)
-        return "values", step.token, probe, tuple(version() for version in versions), cuts
+        return tuple(version() for version in versions), cuts
+
+    async def _computed_from(self, step: ProbeStep, params: dict[str, Any], probed: tuple,
+                             compute: Callable[[], Awaitable[dict[str, Any] | None]]) -> dict[str, Any] | None:
+        """`compute()`'s values of a step, or the values it gave before for probe rows of the same
+        content (`probed`): an extension without `prepare` is a function of its arguments, its
+        data's version and the cut, so identical rows give identical values whatever the graph
+        did meanwhile. This is what spares an upstream Neo4j's repeated queries their computing
+        when the probe cache is off (it cannot see other clients' writes): the probes still run,
+        only the evaluation is skipped when they find what they found before."""
+        key = self._inputs_key(step, params, probed)
+        if key is not None and (values := self._computed.get(key)) is not None:
+            return values
+        values = await compute()
+        if key is not None and values is not None:
+            self._computed.put(key, values, estimate_value_bytes(values) + len(key[1]))
+        return values
+
+    def _inputs_key(self, step: ProbeStep, params: dict[str, Any], probed: tuple) -> Hashable | None:
+        """The memo key of values computed from the probe rows `probed`: their exact content
+        (pickled: equal bytes are equal rows, types included), the step and its data key; None
+        when an extension reads the graph itself (`prepare`) or the rows are too large to key on."""
+        if any(site.ext.prepare is not None for site in step.sites):
+            return None
+        try:
+            content = pickle.dumps(probed, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:                           # a value pickle cannot take: computed every time
+            return None
+        if len(content) > MAX_INPUTS_KEY_BYTES:
+            return None
+        return "computed", content, step.token, *self._data_key(step, params)
 
     async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
         """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
@@ -427,17 +475,22 @@ class ExtensionPlanner:
         split: SplitProbe = step.split
         if (cut := await self._scored_cut(step, params, runner)) is not None:
             return cut
-        node_sides, values_rows = await self._probe_sides(split, params, runner, self._node_sides(split))
+        node_sides, values_rows, node_rows = await self._probe_sides(split, params, runner, self._node_sides(split))
         n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
         if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
-        values: dict[str, Any] = {}
-        try:
-            for site, plan, node_side in zip(step.sites, split.sites, node_sides):
-                values.update(await self._compute_product(site, plan, node_side, values_rows, runner, params))
-        except CypherError:
-            return None
-        return values
+
+        async def product() -> dict[str, Any] | None:
+            values: dict[str, Any] = {}
+            try:
+                for site, plan, node_side in zip(step.sites, split.sites, node_sides):
+                    values.update(await self._compute_product(site, plan, node_side, values_rows, runner, params))
+            except CypherError:
+                return None
+            return values
+        if node_rows is None:                      # the node side came from the probe cache
+            return await product()
+        return await self._computed_from(step, params, (node_rows, values_rows), product)
 
     async def _scored_cut(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
         """The parameters of a step whose one call binds only the rows its projection needs and
@@ -447,7 +500,7 @@ class ExtensionPlanner:
         if len(step.sites) != 1 or site.reduction is None or site.ext.score_nodes is None \
                 or site.args[site.index_arg].kind != "node":
             return None
-        groups, values_rows = await self._probe_sides(split, params, runner, ("ids", self._node_ids))
+        groups, values_rows, _ = await self._probe_sides(split, params, runner, ("ids", self._node_ids))
         value_side = kernels.value_side(split.sites[0], values_rows, self.dialect)
         if len(value_side) != 1:
             return None
@@ -458,11 +511,12 @@ class ExtensionPlanner:
         return kernels.bind_cut(site, keys, values, params)
 
     async def _probe_sides(self, split: SplitProbe, params: dict[str, Any], runner,
-                           node_form: tuple[Hashable, Callable]) -> tuple[Any, list[list[Any]]]:
+                           node_form: tuple[Hashable, Callable]) -> tuple[Any, list[list[Any]], list | None]:
         """The node side, in `node_form` (its cache tag, and what makes it of the node probe's rows,
-        with a function of its size in bytes), and the value probe's rows: each from the probe
-        cache while the graph is unchanged, the probes not cached sent together (an upstream Neo4j
-        answers both in one round trip). The node probe goes first: its error is the one raised."""
+        with a function of its size in bytes), the value probe's rows, and the node probe's rows
+        (None when the node side was cached): each from the probe cache while the graph is
+        unchanged, the probes not cached sent together (an upstream Neo4j answers both in one
+        round trip). The node probe goes first: its error is the one raised."""
         cache = self.probe_cache
         node_key = value_key = node = None
         values = None if split.value_text else [[]]
@@ -473,15 +527,17 @@ class ExtensionPlanner:
             values = cache.get(value_key)
         wanted = [text for text, known in ((split.node_text, node), (split.value_text, values)) if known is None]
         fetched = iter(await read_together(runner, [(text, params) for text in wanted]))
+        node_rows = None
         if node is None:
-            node, nbytes = node_form[1](next(fetched))
+            node_rows = next(fetched)
+            node, nbytes = node_form[1](node_rows)
             if node_key is not None:
                 cache.put(node_key, node, nbytes())
         if values is None:
             values = next(fetched)
             if value_key is not None:
                 cache.put(value_key, values)
-        return node, values
+        return node, values, node_rows
 
     def _node_ids(self, found: list[list[Any]]) -> tuple[list[tuple], Callable[[], int]]:
         """The node probe's nodes as (labels, internal ids array, lookup keys) per label set, and

@@ -239,7 +239,7 @@ async def read_together(connection: UpstreamConnection, queries: list[tuple[str,
             if not isinstance(end, dict):
                 raise end
             answers.append(rows)
-            wrote = wrote or to_summary(end, "").contains_updates
+            wrote = wrote or bool(end) and to_summary(end, "").contains_updates
     except CypherError:
         if connection.failed and not connection.broken:
             await connection.reset()
