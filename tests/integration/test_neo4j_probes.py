@@ -88,3 +88,18 @@ def test_a_failing_probe_in_a_transaction_fails_it_as_the_upstream_does(via_fron
             tx.close()                                # a failed transaction is rolled back
         assert answer(driver, SEED_QUERY)[0][2] == 10   # rolled back: TROLL is TROLL again
     assert outcomes[0] == outcomes[1]
+
+
+def test_a_write_the_front_did_not_see_changes_its_answer(via_front, direct):
+    """Behind a Neo4j the front sees no other client's writes: it probes every time, and computes
+    again when the probes find other rows (its values kept by probe-row content are never stale)."""
+    expected = answer(direct, SEED_QUERY)
+    renamed_query = SEED_QUERY.replace("'TROLL'", repr(RENAMED))
+    assert answer(via_front, SEED_QUERY) == expected
+    direct.execute_query("MATCH (f:Field {title: 'TROLL'}) SET f.title = $title", title=RENAMED)
+    try:
+        assert answer(via_front, SEED_QUERY) == answer(direct, SEED_QUERY) != expected
+        assert answer(via_front, renamed_query) == expected
+    finally:
+        direct.execute_query("MATCH (f:Field {title: $title}) SET f.title = 'TROLL'", title=RENAMED)
+    assert answer(via_front, SEED_QUERY) == expected
