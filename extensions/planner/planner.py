@@ -475,7 +475,7 @@ class ExtensionPlanner:
         split: SplitProbe = step.split
         if (cut := await self._scored_cut(step, params, runner)) is not None:
             return cut
-        node_sides, values_rows, node_rows = await self._probe_sides(split, params, runner, self._node_sides(split))
+        node_sides, values_rows, probed_nodes = await self._probe_sides(split, params, runner, self._node_sides(split))
         n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
         if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
             return None
@@ -488,9 +488,9 @@ class ExtensionPlanner:
             except CypherError:
                 return None
             return values
-        if node_rows is None:                      # the node side came from the probe cache
+        if probed_nodes is None:                   # the node side came from the probe cache
             return await product()
-        return await self._computed_from(step, params, (node_rows, values_rows), product)
+        return await self._computed_from(step, params, (probed_nodes, values_rows), product)
 
     async def _scored_cut(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
         """The parameters of a step whose one call binds only the rows its projection needs and
@@ -527,17 +527,17 @@ class ExtensionPlanner:
             values = cache.get(value_key)
         wanted = [text for text, known in ((split.node_text, node), (split.value_text, values)) if known is None]
         fetched = iter(await read_together(runner, [(text, params) for text in wanted]))
-        node_rows = None
+        probed_nodes = None
         if node is None:
-            node_rows = next(fetched)
-            node, nbytes = node_form[1](node_rows)
+            probed_nodes = next(fetched)
+            node, nbytes = node_form[1](probed_nodes)
             if node_key is not None:
                 cache.put(node_key, node, nbytes())
         if values is None:
             values = next(fetched)
             if value_key is not None:
                 cache.put(value_key, values)
-        return node, values, node_rows
+        return node, values, probed_nodes
 
     def _node_ids(self, found: list[list[Any]]) -> tuple[list[tuple], Callable[[], int]]:
         """The node probe's nodes as (labels, internal ids array, lookup keys) per label set, and

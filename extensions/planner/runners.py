@@ -83,6 +83,8 @@ async def read_together(runner, queries: list[tuple[str, dict[str, Any]]]) -> li
     """The rows of independent read-only queries, in order; the first that fails raises. Sent
     together where the runner can (`Backend.read_together`: one round trip to an upstream Neo4j),
     else run one after the other."""
+    if not queries:
+        return []
     together = getattr(runner, "read_together", None)
     if together is not None:
         return await together(queries)
