@@ -68,9 +68,11 @@ _PLAN_INLINE_CHARS = 65_536
 SMALL_PRODUCT = 10_000
 PRODUCT_RATIO = 100
 #: Values computed from probe rows are kept by the rows' content (`_computed_from`) up to this
-#: many bytes in all, when the pickled rows take at most MAX_INPUTS_KEY_BYTES.
+#: many bytes in all, when the rows have at most MAX_INPUT_CELLS cells (the items of a list cell
+#: counted: the node probe's collected nodes) and take at most MAX_INPUTS_KEY_BYTES pickled.
 COMPUTED_MAX_BYTES = 16 * 2**20
-MAX_INPUTS_KEY_BYTES = 64 * 1024
+MAX_INPUT_CELLS = 8192
+MAX_INPUTS_KEY_BYTES = 128 * 1024
 
 
 class ExtensionPlanner:
@@ -419,7 +421,7 @@ class ExtensionPlanner:
         """The memo key of values computed from the probe rows `probed`: their exact content
         (pickled: equal bytes are equal rows, types included), the step and its data key; None
         when an extension reads the graph itself (`prepare`) or the rows are too large to key on."""
-        if any(site.ext.prepare is not None for site in step.sites):
+        if any(site.ext.prepare is not None for site in step.sites) or not _few_cells(probed, MAX_INPUT_CELLS):
             return None
         try:
             content = pickle.dumps(probed, protocol=pickle.HIGHEST_PROTOCOL)
@@ -630,6 +632,19 @@ class ExtensionPlanner:
         return CallContext(graph_context(runner, typed), self.registry, self.dialect,
                            runner.user, dict(runner.metadata or {}),
                            lambda: backend.databases(runner.credentials), backend.default_database)
+
+
+def _few_cells(probed: tuple, limit: int) -> bool:
+    """Whether the probe rows `probed` have at most `limit` cells, the items of list cells
+    counted; it stops counting past the limit (a big probe is not walked to its end)."""
+    cells = 0
+    for rows in probed:
+        cells += len(rows)
+        for row in rows:
+            if cells > limit:
+                return False
+            cells += len(row) + sum(len(cell) for cell in row if type(cell) is list)
+    return cells <= limit
 
 
 #: Neo4j's query type for a procedure by its mode.

@@ -300,3 +300,11 @@ async def test_without_a_probe_cache_values_are_computed_again_only_for_other_pr
     assert calls == ["f"] * 3
     await bound("g"), await bound("g")
     assert calls == ["f"] * 3 + ["g"] * 2
+
+
+def test_values_are_kept_by_probe_rows_only_for_small_probes():
+    from extensions.planner.planner import _few_cells
+    node_rows = [[["P"], [[i, f"4:x:{i}"] for i in range(10)]]]       # a row, 2 cells, 1 label, 10 nodes
+    value_rows = [["2020"]]                                           # a row, 1 cell
+    assert _few_cells((node_rows, value_rows), 16) and not _few_cells((node_rows, value_rows), 15)
+    assert not _few_cells(([[i] for i in range(10**5)],), 100)
