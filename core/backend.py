@@ -127,6 +127,13 @@ class Result(ABC):
         await self.consume()
 
 
+async def read_rows(result: Result) -> list[list[Any]]:
+    """All of a result's rows, its summary read."""
+    rows = await result.fetch(-1)
+    await result.consume()
+    return rows
+
+
 class MappedRows(Result):
     """`result` with each fetched row changed in place by `map_row`; everything else is the
     wrapped result's (a result wrapper's one job, e.g. typing the date-times it returns)."""
@@ -169,6 +176,10 @@ class Transaction(ABC):
 
     @abstractmethod
     async def run(self, query: str, params: dict[str, Any]) -> Result: ...
+
+    async def read_together(self, queries: list[tuple[str, dict[str, Any]]]) -> list[list[list[Any]]]:
+        """The rows of independent read-only queries, in order (`Backend.read_together`)."""
+        return [await read_rows(await self.run(query, params)) for query, params in queries]
 
     @abstractmethod
     async def commit(self) -> str | None:
@@ -231,6 +242,13 @@ class Backend(ABC):
     @abstractmethod
     async def begin(self, config: TxConfig, credentials: Any) -> Transaction:
         """Open an explicit transaction (confirmed by the database at `Transaction.begun`)."""
+
+    async def read_together(self, queries: list[tuple[str, dict[str, Any]]], config: TxConfig,
+                            credentials: Any) -> list[list[list[Any]]]:
+        """The rows of independent read-only queries (the planner's probes), in order; the first
+        that fails raises. A backend that can send them all before reading the first answer does
+        (one round trip to an upstream); by default they run one after the other."""
+        return [await read_rows(await self.run(query, params, config, credentials)) for query, params in queries]
 
     def check_query(self, query: str, params: dict[str, Any]) -> None:
         """Refuse (raise `CypherError`) a query this database could not survive, before the

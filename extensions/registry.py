@@ -167,7 +167,9 @@ class Extension:
     evaluate_product: Callable[..., Sequence[Sequence[Any]]] | None = None
     #: For families whose values depend on data besides the arguments and the graph (files):
     #: a token that changes with that data. Computed values are kept with the probe rows (the
-    #: probe cache) while the graph and this token are unchanged.
+    #: probe cache) while the graph and this token are unchanged, and, for a family without
+    #: `prepare`, by the content of the probe rows while this token is unchanged: its `evaluate`
+    #: must be a function of its arguments and this data alone.
     data_version: Callable[[], Hashable] | None = None
     #: Optional, for calls that bind only the top rows of a projection (`reduce.plan_projection`):
     #: `score_nodes(graph, groups, *values)` awaits the values of many nodes at once, per

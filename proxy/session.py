@@ -76,6 +76,12 @@ class SessionRunner:
             return await self.backend.run(query, params, self._config, self.credentials)
         return await self._tx.run(query, params)
 
+    async def read_together(self, queries: list[tuple[str, dict[str, Any]]]) -> list[list[list[Any]]]:
+        """The rows of independent read-only queries (`Backend.read_together`)."""
+        if self._tx is None:
+            return await self.backend.read_together(queries, self._config, self.credentials)
+        return await self._tx.read_together(queries)
+
     def graph_state(self) -> Hashable | None:
         if self._tx is not None and self._tx.wrote:
             return None

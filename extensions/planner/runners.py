@@ -4,7 +4,9 @@ the forms the values were bound in and the texts late steps rendered at their ma
 
 Apart from `planner.py` because these are the seam between the steps and the database: a step
 never rewrites the text it is given, it returns its edits (`bound_edits`), and `Rewriting`
-applies them to the probes after it and to the statement.
+applies them to the probes after it and to the statement. Probes that do not depend on each
+other (a separated probe's two sides) are asked for together (`read_together`), so a runner
+that can send them in one write does: behind a Neo4j that is one round trip instead of two.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from core.backend import Result, WriteInOptimisticRead, optimistic_read
+from core.backend import Result, WriteInOptimisticRead, optimistic_read, read_rows
 
 from . import bind
 from .plan import AlgorithmStep, ProbeStep
@@ -105,3 +107,18 @@ class Rewriting:
 
     async def run(self, query: str, params: dict[str, Any]) -> Result:
         return await self._runner.run(self.rewrite(query), params)
+
+    async def read_together(self, queries: list[tuple[str, dict[str, Any]]]) -> list[list[list[Any]]]:
+        return await read_together(self._runner, [(self.rewrite(query), params) for query, params in queries])
+
+
+async def read_together(runner, queries: list[tuple[str, dict[str, Any]]]) -> list[list[list[Any]]]:
+    """The rows of independent read-only queries, in order; the first that fails raises. Sent
+    together where the runner can (`Backend.read_together`: one round trip to an upstream Neo4j),
+    else run one after the other."""
+    if not queries:
+        return []
+    together = getattr(runner, "read_together", None)
+    if together is not None:
+        return await together(queries)
+    return [await read_rows(await runner.run(query, params)) for query, params in queries]

@@ -28,6 +28,9 @@ import neo4j
 import pytest
 from neo4j.exceptions import AuthError, ClientError, ServiceUnavailable, SessionExpired, TransientError
 
+from extensions.planner.catalog import build_registry
+from extensions.planner.planner import ExtensionPlanner
+from proxy.backends.neo4j.dialect import NEO4J
 from tests.harness import REPO, ProxyProcess, free_port
 
 STUB_ENV = REPO / ".cache" / "boltstub"
@@ -351,6 +354,67 @@ def test_after_the_upstream_is_lost_clients_get_an_error_and_then_service_again(
     with upstream.playing(script(branch)):
         with pytest.raises((neo4j.exceptions.Neo4jError, neo4j.exceptions.DriverError)):
             within(lambda: rows(client, STREAM) if branch is EXIT_MID_STREAM else _write_in_transaction(client))
+    with upstream.playing(script(answer("RETURN 1 AS x", ["1"]))):
+        assert within(lambda: rows(client, "RETURN 1 AS x")) == [[1]]
+
+
+# --- an extension query's probes, sent together ------------------------------------------------
+
+#: An extension query whose node probe and value probe go upstream in one write.
+SEPARATED = "MATCH (p:ProductionProfile) UNWIND ['2015', '2016'] AS y RETURN y, ts_avg(p.prd_oe_net, y) AS v"
+
+
+def separated_probes(tmp: Path) -> tuple[str, str]:
+    """The texts of SEPARATED's node probe and value probe, as the proxy plans them for Neo4j."""
+    split = ExtensionPlanner(build_registry(tmp), dialect=NEO4J).plan(SEPARATED).steps[0].split
+    return split.node_text, split.value_text
+
+
+def test_a_failing_first_probe_gives_the_client_neo4js_error(upstream, client, tmp_path):
+    """The value probe behind the failed node probe is IGNORED (if it was sent): the client gets
+    the node probe's error, and the connection serves the next query."""
+    node_probe, value_probe = map(json.dumps, separated_probes(tmp_path))
+    query, code, message, kind = NEO4J_FAILURES[0]
+    failed = f"""
+        C: RUN {node_probe} "*" "*"
+        S: FAILURE {json.dumps({"code": code, "message": message})}
+        {{?
+            C: PULL "*"
+            S: IGNORED
+            {{?
+                C: RUN {value_probe} "*" "*"
+                S: IGNORED
+                C: PULL "*"
+                S: IGNORED
+            ?}}
+        ?}}
+"""
+    with upstream.playing(script(failed, answer("RETURN 1 AS x", ["1"]))):
+        with pytest.raises(kind) as raised:
+            within(lambda: rows(client, SEPARATED))
+        assert (raised.value.code, raised.value.message) == (code, message)
+        assert within(lambda: rows(client, "RETURN 1 AS x")) == [[1]]
+
+
+NODE_ROWS = """S: RECORD [["ProductionProfile"], [[1, "4:stub:1"]]]"""
+
+
+@pytest.mark.parametrize("cut", ["mid-node-reply", "on-value-run"])
+def test_upstream_lost_between_the_probes_ends_the_clients_connection(upstream, client, tmp_path, cut):
+    node_probe, value_probe = map(json.dumps, separated_probes(tmp_path))
+    node_end = "<EXIT>" if cut == "mid-node-reply" else 'SUCCESS {"type": "r"}'
+    lost = f"""
+        C: RUN {node_probe} "*" "*"
+        S: SUCCESS {{"fields": ["__c2", "__ids"]}}
+        C: PULL "*"
+        {NODE_ROWS}
+           {node_end}
+        C: RUN {value_probe} "*" "*"
+        S: <EXIT>
+"""
+    with upstream.playing(script(lost)):
+        with pytest.raises(CONNECTION_LOST):
+            within(lambda: rows(client, SEPARATED))
     with upstream.playing(script(answer("RETURN 1 AS x", ["1"]))):
         assert within(lambda: rows(client, "RETURN 1 AS x")) == [[1]]
 

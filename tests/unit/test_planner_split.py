@@ -269,3 +269,42 @@ async def test_a_write_between_the_two_probes_binds_nothing_rather_than_failing(
     await planner.execute(QUERY, {"years": [], "months": []}, database)
     assert _lookup(database.final, "__ext0", 3, ["2020"]) is None
     assert _lookup(database.final, "__ext2", 3, []) is None
+
+
+async def test_without_a_probe_cache_values_are_computed_again_only_for_other_probe_rows():
+    """Behind a Neo4j (no probe cache) every query probes; an extension is evaluated again only
+    when the probe rows or its data changed, and always when it reads the graph itself (`prepare`)."""
+    database = _Database([{"p": (3, ["P"]), "y": 2020, "m": 1}])
+    calls, version = [], [1]
+
+    async def prepare(graph, rows):
+        return None
+    registry = Registry([
+        Extension("f", (ArgKind.PROPERTY, ArgKind.VALUE), 2, lambda rows: calls.append("f") or _f(rows),
+                  data_version=lambda: version[0]),
+        Extension("g", (ArgKind.PROPERTY, ArgKind.VALUE), 2, lambda rows, _: calls.append("g") or _f(rows),
+                  prepare=prepare)])
+    planner = ExtensionPlanner(registry, dialect=FALKORDB)
+
+    async def bound(function: str) -> dict:
+        await planner.execute(f"MATCH (p:P) UNWIND $years AS y RETURN {function}(p.x, y) AS a", {"years": []},
+                              database)
+        return database.final
+
+    first = await bound("f")
+    assert await bound("f") == first and calls == ["f"] and database.probes == 4     # probed twice, computed once
+    database.rows.append({"p": (4, ["P"]), "y": 2021, "m": 1})                    # a write the proxy did not see
+    assert _lookup(await bound("f"), "__ext0", 4, ["2021"]) == 4 * 10_000 + 2021 and calls == ["f"] * 2
+    version[0] = 2                                                                # the extension's data changed
+    await bound("f")
+    assert calls == ["f"] * 3
+    await bound("g"), await bound("g")
+    assert calls == ["f"] * 3 + ["g"] * 2
+
+
+def test_values_are_kept_by_probe_rows_only_for_small_probes():
+    from extensions.planner.planner import _few_cells
+    node_rows = [[["P"], [[i, f"4:x:{i}"] for i in range(10)]]]       # a row, 2 cells, 1 label, 10 nodes
+    value_rows = [["2020"]]                                           # a row, 1 cell
+    assert _few_cells((node_rows, value_rows), 16) and not _few_cells((node_rows, value_rows), 15)
+    assert not _few_cells(([[i] for i in range(10**5)],), 100)

@@ -24,7 +24,7 @@ from proxy.backends.neo4j.client import Address, UpstreamConnection
 from proxy.backends.neo4j.dialect import NEO4J
 from proxy.backends.neo4j.errors import DATABASE_UNAVAILABLE, UpstreamLost
 from proxy.backends.neo4j.pool import Credentials, Pool
-from proxy.backends.neo4j.relay import FIRST_PULL, UpstreamResult
+from proxy.backends.neo4j.relay import FIRST_PULL, UpstreamResult, read_together
 from proxy.backends.neo4j.routing import Router
 from proxy.bolt import messages as m
 from core.errors import CypherError
@@ -145,6 +145,12 @@ class UpstreamTransaction(Transaction):
         self._streaming = result
         return result
 
+    async def read_together(self, queries: list[tuple[str, dict[str, Any]]]) -> list[list[list[Any]]]:
+        await self.claim(None)
+        answers, wrote = await read_together(self.connection, queries, {})
+        self.wrote = self.wrote or wrote
+        return answers
+
     def _mark_written(self) -> None:
         self.wrote = True
 
@@ -223,6 +229,17 @@ class Neo4jBackend(Backend):
         database = config.database or self.default_database
         return UpstreamResult(_AutoCommit(self.pool, connection), list(meta.get("fields") or ()), database,
                               pulling=config.pull_with_run, on_update=lambda: self.note_write(database))
+
+    async def read_together(self, queries: list[tuple[str, dict[str, Any]]], config: TxConfig,
+                            credentials: Credentials) -> list[list[list[Any]]]:
+        """All the queries on one connection, sent in one write (`relay.read_together`)."""
+        connection = await self._acquire(config, credentials)
+        async with self._given_back_on_failure(connection):
+            answers, wrote = await read_together(connection, queries, request_extra(config, connection.version))
+        await self.pool.release(connection)
+        if wrote:
+            self.note_write(config.database or self.default_database)
+        return answers
 
     @contextlib.asynccontextmanager
     async def _given_back_on_failure(self, connection: UpstreamConnection):

@@ -16,6 +16,10 @@ closed connection), an auto-commit query is RESET upstream, so Neo4j rolls it ba
 A result shares its connection with others in an explicit transaction: `Link.claim` makes the
 result that is mid-reply read the rest of it into its own buffer (`park`) before another
 request goes out.
+
+An extension's independent probes (`read_together`) are not results: each is a RUN and a PULL of
+all its records, all of them written at once and read back in order, decoded: one round trip
+to the upstream for both sides of a separated probe.
 """
 
 from __future__ import annotations
@@ -208,6 +212,39 @@ class UpstreamResult(Result):
                 "Neo.ClientError.Transaction.TransactionTerminated",
                 "The transaction failed earlier; nothing more runs in it.")
         await self._link.done(self)
+
+
+async def read_together(connection: UpstreamConnection, queries: list[tuple[str, dict[str, Any]]],
+                        extra: dict[str, Any]) -> tuple[list[list[list[Any]]], bool]:
+    """The rows of independent read-only queries, each a RUN (with `extra`) and a PULL of all its
+    records, all sent in one write and their replies read in order; and whether any of them
+    changed the graph. In auto-commit each RUN is a transaction of its own; in an explicit
+    transaction they run in order in it. Their SUCCESS messages are read past undecoded unless
+    they report writes. The first FAILURE raises (the upstream IGNOREs the requests behind it),
+    after a RESET has read what is still due."""
+    for query, params in queries:
+        connection.send(m.RUN, query, params, extra)
+        connection.send(m.PULL, {"n": -1})
+    await connection.flush()
+    answers: list[list[list[Any]]] = []
+    wrote = False
+    try:
+        for _ in queries:
+            await connection.response(wanted=())
+            rows: list[list[Any]] = []
+            end = None
+            while end is None:
+                framed, _, end = await connection.records(-1, wanted=(b"stats",))
+                rows += connection.decode_records(framed)
+            if not isinstance(end, dict):
+                raise end
+            answers.append(rows)
+            wrote = wrote or bool(end) and to_summary(end, "").contains_updates
+    except CypherError:
+        if connection.failed and not connection.broken:
+            await connection.reset()
+        raise
+    return answers, wrote
 
 
 def to_summary(meta: dict[str, Any], database: str) -> Summary:
