@@ -10,9 +10,9 @@
   runs with the values bound as parameters (`bind.py`'s forms, `kernels.py`'s batch work, and
   `runners.py`'s rewriting of later queries); a probe whose calls' nodes and values vary
   independently runs as two smaller probes (`split.py`), sent to the database together
-  (`runners.read_together`), and probe rows are reused while the graph is unchanged
-  (`probe_cache.py`); where they are not (behind a Neo4j), values computed from probe rows equal
-  to earlier ones are (`_computed_from`);
+  (`separated.py`, `runners.read_together`), and probe rows are reused while the graph is
+  unchanged (`probe_cache.py`); where they are not (behind a Neo4j), values computed from probe
+  rows equal to earlier ones are (`computed.py`);
 - a virtual procedure's CALL (describe(), compatibility shims) is answered in Python and its
   rows bound like extension values; a query that is only that CALL never reaches the database;
 - `EXPLAIN` sends the rewritten query with placeholder parameters (nothing is computed);
@@ -22,14 +22,11 @@
 from __future__ import annotations
 
 import asyncio
-import pickle
 import re
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Hashable
 from functools import lru_cache, partial
 from itertools import count
 from typing import Any
-
-import numpy as np
 
 from core.backend import ListResult, Result, Summary
 from core.dialect import Capability, Dialect
@@ -51,10 +48,11 @@ from .joins import JoinPlanner, JoinStep, run_join
 from .calls import check_parameters, local_call, scalar_values
 from .plan import AlgorithmStep, LocalCall, Plan, ProbeStep, Site, VirtualStep
 from .probe import PartPlanner, splice
-from .probe_cache import ProbeCache, estimate_bytes, estimate_value_bytes
-from .runners import Rewriting, bound_edits, consistently, graph_context, read_together
+from .computed import ComputedValues, data_key
+from .probe_cache import ProbeCache, estimate_value_bytes
+from .runners import Rewriting, bound_edits, consistently, graph_context
 from ..registry import CallContext, Registry
-from .split import SplitProbe, node_rows
+from .separated import SeparatedProbes
 from .triggers import serves_apoc, triggered, triggers
 from ..temporal import fraction, kinds
 from ..temporal.kinds import KindStore
@@ -64,19 +62,9 @@ from ..temporal.values import NotComputed
 _CACHE_SIZE = 2048
 #: Longer queries are planned in a worker thread and not cached (parsing 600 KB takes ~3 s).
 _PLAN_INLINE_CHARS = 65_536
-#: A separated probe's product is evaluated when it has at most SMALL_PRODUCT tuples or at most
-#: PRODUCT_RATIO times as many as its two sides have rows (one side small); else the combined probe runs.
-SMALL_PRODUCT = 10_000
-PRODUCT_RATIO = 100
-#: Values computed from probe rows are kept by the rows' content (`_computed_from`) up to this
-#: many bytes in all, when the rows have at most MAX_INPUT_CELLS cells (the items of a list cell
-#: counted: the node probe's collected nodes) and take at most MAX_INPUTS_KEY_BYTES pickled.
-COMPUTED_MAX_BYTES = 16 * 2**20
-MAX_INPUT_CELLS = 8192
-MAX_INPUTS_KEY_BYTES = 128 * 1024
 
 
-class ExtensionPlanner:
+class ExtensionPlanner(SeparatedProbes):
     """Plans and runs client queries for one backend, by its dialect (`core/dialect.py`)."""
 
     def __init__(self, registry: Registry, *, dialect: Dialect, probe_cache: ProbeCache | None = None,
@@ -93,8 +81,8 @@ class ExtensionPlanner:
         #: the database has no constraint commands of Neo4j's
         self.constraints = None if dialect.has(Capability.SCHEMA_COMMANDS) else constraints
         self.probe_cache = probe_cache
-        #: values by the content of the probe rows they were computed from (`_computed_from`)
-        self._computed = ProbeCache(max_bytes=COMPUTED_MAX_BYTES)
+        #: values by the content of the probe rows they were computed from
+        self.computed = ComputedValues()
         #: the graph check of variable-length ranges (FalkorDB, cycles.py)
         self.cycles = CycleGuard()
         self._exact_plan = lru_cache(maxsize=256)(self._capped)
@@ -380,7 +368,7 @@ class ExtensionPlanner:
         values = await self._run_split(step, params, runner) if step.split is not None else None
         if values is None:
             rows = await self._probe_rows(step.text, params, runner)
-            values = await self._computed_from(step, params, (rows,), partial(self._bind_all, step, rows, runner, params))
+            values = await self.computed.get(step, params, (rows,), partial(self._bind_all, step, rows, runner, params))
         if key is not None:
             self.probe_cache.put(key, values, estimate_value_bytes(values))
         return values
@@ -398,45 +386,7 @@ class ExtensionPlanner:
         probe = cache.key(step.text, params, runner) if cache is not None else None
         if probe is None:
             return None
-        return "values", step.token, probe, *self._data_key(step, params)
-
-    @staticmethod
-    def _data_key(step: ProbeStep, params: dict[str, Any]) -> tuple[tuple, tuple]:
-        """What a step's values depend on besides its arguments: the versions of the data its
-        extensions read, and the cuts of the rows its projections need."""
-        versions = dict.fromkeys(site.ext.data_version for site in step.sites if site.ext.data_version is not None)
-        cuts = tuple(site.reduction.resolved(params) for site in step.sites if site.reduction is not None)
-        return tuple(version() for version in versions), cuts
-
-    async def _computed_from(self, step: ProbeStep, params: dict[str, Any], probed: tuple,
-                             compute: Callable[[], Awaitable[dict[str, Any] | None]]) -> dict[str, Any] | None:
-        """`compute()`'s values of a step, or the values it gave before for probe rows of the same
-        content (`probed`): an extension without `prepare` is a function of its arguments, its
-        data's version and the cut, so identical rows give identical values whatever the graph
-        did meanwhile. This is what spares an upstream Neo4j's repeated queries their computing
-        when the probe cache is off (it cannot see other clients' writes): the probes still run,
-        only the evaluation is skipped when they find what they found before."""
-        key = self._inputs_key(step, params, probed)
-        if key is not None and (values := self._computed.get(key)) is not None:
-            return values
-        values = await compute()
-        if key is not None and values is not None:
-            self._computed.put(key, values, estimate_value_bytes(values) + len(key[1]))
-        return values
-
-    def _inputs_key(self, step: ProbeStep, params: dict[str, Any], probed: tuple) -> Hashable | None:
-        """The memo key of values computed from the probe rows `probed`: their exact content
-        (pickled: equal bytes are equal rows, types included), the step and its data key; None
-        when an extension reads the graph itself (`prepare`) or the rows are too large to key on."""
-        if any(site.ext.prepare is not None for site in step.sites) or not _few_cells(probed, MAX_INPUT_CELLS):
-            return None
-        try:
-            content = pickle.dumps(probed, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception:                           # a value pickle cannot take: computed every time
-            return None
-        if len(content) > MAX_INPUTS_KEY_BYTES:
-            return None
-        return "computed", content, step.token, *self._data_key(step, params)
+        return "values", step.token, probe, *data_key(step, params)
 
     async def _probe_rows(self, text: str, params: dict[str, Any], runner) -> list[list[Any]]:
         """A probe's rows: from the probe cache while the graph is unchanged, else from the database."""
@@ -475,108 +425,6 @@ class ExtensionPlanner:
         if not tuples:
             return ()
         return (await site.ext.prepare(graph_context(runner), tuples),)
-
-    # -- separated probes (split.py)
-
-    async def _run_split(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
-        """The step's parameters from the node probe x the value probe; None: run the combined probe
-        (the product is too large for its sides, or an evaluator refused a combination)."""
-        split: SplitProbe = step.split
-        if (cut := await self._scored_cut(step, params, runner)) is not None:
-            return cut
-        node_sides, values_rows, probed_nodes = await self._probe_sides(split, params, runner, self._node_sides(split))
-        n_nodes, n_values = max(map(len, node_sides), default=0), len(values_rows)
-        if n_nodes * n_values > SMALL_PRODUCT and n_nodes * n_values > PRODUCT_RATIO * (n_nodes + n_values):
-            return None
-
-        async def product() -> dict[str, Any] | None:
-            values: dict[str, Any] = {}
-            try:
-                for site, plan, node_side in zip(step.sites, split.sites, node_sides):
-                    values.update(await self._compute_product(site, plan, node_side, values_rows, runner, params))
-            except CypherError:
-                return None
-            return values
-        if probed_nodes is None:                   # the node side came from the probe cache
-            return await product()
-        return await self._computed_from(step, params, (probed_nodes, values_rows), product)
-
-    async def _scored_cut(self, step: ProbeStep, params: dict[str, Any], runner) -> dict[str, Any] | None:
-        """The parameters of a step whose one call binds only the rows its projection needs and
-        scores nodes in bulk (`Extension.score_nodes`): node ids as arrays, one score per node,
-        the cut; None when that does not apply (then the nodes are bound one by one)."""
-        site, split = step.sites[0], step.split
-        if len(step.sites) != 1 or site.reduction is None or site.ext.score_nodes is None \
-                or site.args[site.index_arg].kind != "node":
-            return None
-        groups, values_rows, _ = await self._probe_sides(split, params, runner, ("ids", self._node_ids))
-        value_side = kernels.value_side(split.sites[0], values_rows, self.dialect)
-        if len(value_side) != 1:
-            return None
-        scored = await site.ext.score_nodes(graph_context(runner), [(labels, ids) for labels, ids, _ in groups],
-                                            *next(iter(value_side.values())))
-        values = np.concatenate([np.zeros(0), *scored])
-        keys = [key for _, ids, keys in groups for key in (ids.tolist() if keys is None else keys)]
-        return kernels.bind_cut(site, keys, values, params)
-
-    async def _probe_sides(self, split: SplitProbe, params: dict[str, Any], runner,
-                           node_form: tuple[Hashable, Callable]) -> tuple[Any, list[list[Any]], list | None]:
-        """The node side, in `node_form` (its cache tag, and what makes it of the node probe's rows,
-        with a function of its size in bytes), the value probe's rows, and the node probe's rows
-        (None when the node side was cached): each from the probe cache while the graph is
-        unchanged, the probes not cached sent together (an upstream Neo4j answers both in one
-        round trip). The node probe goes first: its error is the one raised."""
-        cache = self.probe_cache
-        node_key = value_key = node = None
-        values = None if split.value_text else [[]]
-        if cache is not None and (node_key := cache.key(split.node_text, params, runner)) is not None:
-            node_key = (node_key, node_form[0])
-            node = cache.get(node_key)
-        if values is None and cache is not None and (value_key := cache.key(split.value_text, params, runner)):
-            values = cache.get(value_key)
-        wanted = [text for text, known in ((split.node_text, node), (split.value_text, values)) if known is None]
-        fetched = iter(await read_together(runner, [(text, params) for text in wanted]))
-        probed_nodes = None
-        if node is None:
-            probed_nodes = next(fetched)
-            node, nbytes = node_form[1](probed_nodes)
-            if node_key is not None:
-                cache.put(node_key, node, nbytes())
-        if values is None:
-            values = next(fetched)
-            if value_key is not None:
-                cache.put(value_key, values)
-        return node, values, probed_nodes
-
-    def _node_ids(self, found: list[list[Any]]) -> tuple[list[tuple], Callable[[], int]]:
-        """The node probe's nodes as (labels, internal ids array, lookup keys) per label set, and
-        their size. With integer ids the keys are the ids (None: 8 bytes a node in the cache)."""
-        integer_ids = self.dialect.integer_ids
-        id_at = -1 if integer_ids else -2                              # Neo4j: [..., id, element id]
-        groups = [(labels, np.array([item[id_at] for item in items if item[-1] is not None], dtype=np.int64),
-                   None if integer_ids else [item[-1] for item in items if item[-1] is not None])
-                  for labels, items in found]
-        return groups, lambda: sum(ids.nbytes * (1 if keys is None else 10) for _, ids, keys in groups)
-
-    def _node_sides(self, split: SplitProbe) -> tuple[Hashable, Callable]:
-        """The node form of per call {node index: node-side arguments}, kept with the nodes'
-        NodeRefs. Calls of other queries share the node probe's text, not the argument objects
-        (`n.temp` vs `n.power`: PropertyRefs of another key), so those are in the cache tag."""
-        def sides(groups: list[list[Any]]) -> tuple[list[dict[Any, tuple]], Callable[[], int]]:
-            nodes = node_rows(groups)
-            made = [kernels.node_side(plan, nodes, self.dialect) for plan in split.sites]
-            return made, lambda: estimate_bytes(nodes) * (1 + len(made))
-        return tuple((arg.kind, arg.key) for plan in split.sites for arg in plan.node_args), sides
-
-    async def _compute_product(self, site: Site, plan, node_side: dict, values_rows, runner,
-                               params: dict[str, Any]) -> dict[str, Any]:
-        offload = site.ext.offload(len(node_side) * len(values_rows), node_side.values())
-        value_side = kernels.value_side(plan, values_rows, self.dialect)
-        prepared = await self._prepared(
-            site, lambda: [a + b for a in node_side.values() for b in value_side.values()], runner)
-        if offload:
-            return await asyncio.to_thread(kernels.bind_product, site, node_side, value_side, prepared, params)
-        return kernels.bind_product(site, node_side, value_side, prepared, params)
 
     async def _run_join(self, step: JoinStep, params: dict[str, Any], runner) -> dict[str, Any]:
         bound = [None if expr is None else constant(expr, params) for expr in step.bound]
@@ -639,19 +487,6 @@ class ExtensionPlanner:
         return CallContext(graph_context(runner, typed), self.registry, self.dialect,
                            runner.user, dict(runner.metadata or {}),
                            lambda: backend.databases(runner.credentials), backend.default_database)
-
-
-def _few_cells(probed: tuple, limit: int) -> bool:
-    """Whether the probe rows `probed` have at most `limit` cells, the items of list cells
-    counted; it stops counting past the limit (a big probe is not walked to its end)."""
-    cells = 0
-    for rows in probed:
-        cells += len(rows)
-        for row in rows:
-            if cells > limit:
-                return False
-            cells += len(row) + sum(len(cell) for cell in row if type(cell) is list)
-    return cells <= limit
 
 
 #: Neo4j's query type for a procedure by its mode.

@@ -303,8 +303,8 @@ async def test_without_a_probe_cache_values_are_computed_again_only_for_other_pr
 
 
 def test_values_are_kept_by_probe_rows_only_for_small_probes():
-    from extensions.planner.planner import _few_cells
+    from extensions.planner.computed import few_cells
     node_rows = [[["P"], [[i, f"4:x:{i}"] for i in range(10)]]]       # a row, 2 cells, 1 label, 10 nodes
     value_rows = [["2020"]]                                           # a row, 1 cell
-    assert _few_cells((node_rows, value_rows), 16) and not _few_cells((node_rows, value_rows), 15)
-    assert not _few_cells(([[i] for i in range(10**5)],), 100)
+    assert few_cells((node_rows, value_rows), 16) and not few_cells((node_rows, value_rows), 15)
+    assert not few_cells(([[i] for i in range(10**5)],), 100)
