@@ -83,3 +83,4 @@ def test_a_transaction_that_wrote_reads_its_own_state_while_others_wait(polygons
                             "count(p.mine) AS mine").single()
             assert record["rows"] == record["computed"] == record["mine"]
         tx.rollback()
+

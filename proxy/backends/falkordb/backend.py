@@ -66,6 +66,29 @@ _STORES_VECTOR = re.compile(r"vecf32", re.I).search
 _EXCLUDING_WRITES: ContextVar[bool] = ContextVar("excluding_writes", default=False)
 
 
+class InFlight:
+    """A count of requests on their way, and a wait for none."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._none = asyncio.Event()
+        self._none.set()
+
+    @contextlib.contextmanager
+    def running(self):
+        self.count += 1
+        self._none.clear()
+        try:
+            yield
+        finally:
+            self.count -= 1
+            if not self.count:
+                self._none.set()
+
+    async def idle(self) -> None:
+        await self._none.wait()
+
+
 class FalkorDBBackend(Backend):
     """Embedded FalkorDB over RESP; database `neo4j` is the graph key `neo4j`."""
 
@@ -88,6 +111,8 @@ class FalkorDBBackend(Backend):
         self.lock_timeout = lock_timeout
         self.idle_timeout = idle_timeout
         self._writer = asyncio.Lock()
+        #: reads sent to the primary while no transaction held the replica, not answered yet
+        self._primary_reads = InFlight()
         self._endpoints: dict[str, Endpoint] = {}
         self._graphs: dict[str, Graph] = {}
         self._bookmarks = itertools.count(1)
@@ -269,6 +294,12 @@ class FalkorDBBackend(Backend):
         if not _EXCLUDING_WRITES.get():
             self._writer.release()
 
+    async def primary_reads_answered(self) -> None:
+        """Wait until the reads sent to the primary before a transaction held the replica are
+        answered: a transaction's first write waits for them, so that none runs after it on the
+        primary and reads what it has not committed (reads sent since go to the replica)."""
+        await self._primary_reads.idle()
+
     @contextlib.asynccontextmanager
     async def excluding_writes(self, timeout: float | None):
         if _EXCLUDING_WRITES.get():
@@ -305,6 +336,12 @@ class FalkorDBBackend(Backend):
             self.note_vector_write(graph.name)
         reads_committed = self.pair.held and not statement.may_write and (tx is None or not tx.holds_replica)
         endpoint = self._replica() if reads_committed else self._primary()
+        another_writer_may_start = not statement.may_write and not reads_committed and (tx is None or not tx.wrote)
+        with self._primary_reads.running() if another_writer_may_start else contextlib.nullcontext():
+            return await self._send(graph, statement, endpoint, timeout, tx, names_before)
+
+    async def _send(self, graph: Graph, statement: Statement, endpoint: Endpoint, timeout: float | None,
+                    tx: FalkorDBTransaction | None, names_before) -> Result:
         summary = Summary(database=graph.name)
         if statement.command in ("GRAPH.EXPLAIN", "GRAPH.PROFILE"):
             try:

@@ -54,6 +54,8 @@ class TxBackend(Protocol):
 
     def release_writer(self) -> None: ...
 
+    async def primary_reads_answered(self) -> None: ...
+
     def forget_schemas(self) -> None: ...
 
     def next_bookmark(self) -> str: ...
@@ -170,6 +172,11 @@ class FalkorDBTransaction(Transaction):
         await self._backend.acquire_writer(remaining)
         try:
             await self._backend.pair.hold(min(self._backend.lock_timeout, remaining or self._backend.lock_timeout))
+            try:
+                await self._backend.primary_reads_answered()
+            except BaseException:                    # (cancelled: a RESET, a disconnect)
+                self._backend.pair.release()
+                raise
         except BaseException:
             self._backend.release_writer()
             raise
