@@ -141,11 +141,18 @@ def test_a_name_a_transaction_added_without_effects_is_healed_before_the_next_wr
 SLOW_TO_ENFORCE = 120_000
 
 
+#: More than CREATE CONSTRAINT waits for (~2 s): it answers while the constraint is being built.
+TOO_SLOW_TO_WAIT_FOR = 250_000
+
+
+def _constraint_built(server: redis.Redis) -> bool:
+    return server.execute_command("GRAPH.RO_QUERY", "neo4j", "CALL db.constraints() YIELD label, status "
+                                  "RETURN label, status")[1] == [[b"U", b"OPERATIONAL"]]
+
+
 def _replica_holds_the_constraint_and_finds_the_zero(replica: redis.Redis) -> bool:
-    constraints = replica.execute_command(
-        "GRAPH.RO_QUERY", "neo4j", "CALL db.constraints() YIELD label, status RETURN label, status")[1]
     found = replica.execute_command("GRAPH.RO_QUERY", "neo4j", "MATCH (n:U) WHERE n.k = 0 RETURN count(n)")[1]
-    return constraints == [[b"U", b"OPERATIONAL"]] and found == [[1]]
+    return _constraint_built(replica) and found == [[1]]
 
 
 def test_indexes_rebuilt_while_the_replica_syncs_in_full_do_not_crash_it(tmp_path):
@@ -174,6 +181,24 @@ def test_indexes_rebuilt_while_the_replica_syncs_in_full_do_not_crash_it(tmp_pat
         assert _crashes(root) == 0
         with pytest.raises(neo4j.exceptions.ConstraintError):
             driver.execute_query("CREATE (:U {k: 0})")
+
+
+def test_a_full_sync_waits_for_a_constraint_still_being_built(tmp_path):
+    """The same crash from the other side: CREATE CONSTRAINT on many nodes answers while FalkorDB
+    still builds the constraint, and a write that lost a name then re-syncs the replica in full
+    at once; the snapshot carried the index without the constraint, and the replica crashed on
+    the copy the primary sent once it was built. The re-sync waits until the primary built it."""
+    with _serving(tmp_path) as (proc, driver, root):
+        driver.execute_query("UNWIND range(0, $n - 1) AS k CREATE (:U {k: k})", n=TOO_SLOW_TO_WAIT_FOR)
+        driver.execute_query("CREATE (:A {x: 1})")
+        with driver.session() as session:
+            session.run("CREATE CONSTRAINT u_k FOR (n:U) REQUIRE n.k IS UNIQUE").consume()
+            session.run("MATCH (n:A) SET n.ghost = null").consume()     # a name lost: a full re-sync
+        servers = _servers(root)
+        assert wait_until(lambda: _crashes(root) > 0 or _synced(servers) and
+                          all(_constraint_built(server) for server in servers.values()), 60)
+        assert _crashes(root) == 0
+        assert "re-syncs in full" in "".join(proc.output)
 
 
 def test_a_merge_of_a_new_relationship_type_keeps_every_row_and_the_replica_its_names(tmp_path):
