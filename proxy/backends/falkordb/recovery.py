@@ -14,9 +14,10 @@ same files by the same rule (`generation` counts restarts so open transactions l
 Three FalkorDB 4.16 bugs shape how a server is (re)loaded (falkordb/upkeep.py has the table): a
 full re-sync always goes into a new process on empty files (`_resync_fresh`), after every load
 the indexes a load leaves broken are rebuilt before the loaded server is relied on
-(`rebuild_loaded_indexes`; a sync and a rebuild never overlap, nor a sync and a constraint being
-built: the snapshot would carry its index without it), and a write that failed after creating entities realigns the
-servers' reusable ids by promoting the replica (`ServerPair.discard_failed_write`).
+(`rebuild_loaded_indexes`; a sync never overlaps a rebuild or a constraint being built: its
+snapshot would carry the index without the constraint), and a write that failed after creating
+entities realigns the servers' reusable ids by promoting the replica
+(`ServerPair.discard_failed_write`).
 """
 
 from __future__ import annotations
@@ -124,9 +125,10 @@ class PairRecovery:
         re-sync done as REPLICAOF on the live process); a new process loads the primary's ids.
         (It does not mend the indexes a load breaks: `rebuild_loaded_indexes` does.)
 
-        It first waits until the primary has built its indexes and constraints: the snapshot of
-        a sync that begins while a constraint is pending (a big one a client just created) is
-        the one `rebuild_loaded_indexes` must not meet, and crashed the replica the same way."""
+        It first waits until the primary has built its indexes and constraints: the snapshot of a
+        sync that begins while a constraint is being built (a big one a client just created)
+        carries its index without it, and the replica crashed on the copy the primary sends once
+        it is built (see `rebuild_loaded_indexes`)."""
         await self._schema_built(START_REBUILD_TIMEOUT, (self._primary,))
         self._loaded = True
         await server.kill()
