@@ -7,6 +7,9 @@ wrote, and neither may crash.
   after every restart.
 - A write that failed or changed nothing added a label or property name that replication lost:
   the replica filed the next new name under another id, read it back wrong and crashed.
+- Indexes rebuilt after a rollback while the old primary re-synced in full: the sync's snapshot
+  carried a rebuilt index without its constraint (still being built), and the replica crashed
+  enforcing the constraint on the index it had loaded.
 """
 
 from __future__ import annotations
@@ -132,6 +135,70 @@ def test_a_name_a_transaction_added_without_effects_is_healed_before_the_next_wr
         for server in servers.values():
             assert server.execute_command("GRAPH.RO_QUERY", "neo4j",
                                           "MATCH (a:A), (b:B) RETURN a.x, a.y, b.z")[1] == [[1, 2, 5]]
+
+
+#: Nodes enough that FalkorDB takes seconds to enforce a unique constraint on them (~20 µs a node).
+SLOW_TO_ENFORCE = 120_000
+
+
+#: More than CREATE CONSTRAINT waits for (~2 s): it answers while the constraint is being built.
+TOO_SLOW_TO_WAIT_FOR = 250_000
+
+
+def _constraint_built(server: redis.Redis) -> bool:
+    return server.execute_command("GRAPH.RO_QUERY", "neo4j", "CALL db.constraints() YIELD label, status "
+                                  "RETURN label, status")[1] == [[b"U", b"OPERATIONAL"]]
+
+
+def _replica_holds_the_constraint_and_finds_the_zero(replica: redis.Redis) -> bool:
+    found = replica.execute_command("GRAPH.RO_QUERY", "neo4j", "MATCH (n:U) WHERE n.k = 0 RETURN count(n)")[1]
+    return _constraint_built(replica) and found == [[1]]
+
+
+def test_indexes_rebuilt_while_the_replica_syncs_in_full_do_not_crash_it(tmp_path):
+    """After a rollback the old primary re-syncs in full while the next write rebuilds the new
+    primary's loaded indexes (dropping and re-creating their unique constraints). The long fuzz
+    crashed the replica when the primary's sync snapshot fell while a rebuilt constraint was
+    still being enforced: the snapshot carried the index but not the constraint, the replica
+    loaded the index without its zero, then enforced the constraint the primary re-issued once
+    active on it (EnforceUniqueEntity). Here the primary holds its snapshot back until the
+    replica has waited a second by its clock (0-2 s: more replicas may come, as a busy machine
+    would be late), so the snapshot falls in the seconds the constraint takes to enforce (but
+    for the ~1% of syncs asked for a few milliseconds before the second turns)."""
+    with _serving(tmp_path) as (proc, driver, root):
+        driver.execute_query("UNWIND range(0, $n - 1) AS k CREATE (:U {k: k})", n=SLOW_TO_ENFORCE)
+        driver.execute_query("CREATE CONSTRAINT u_k FOR (n:U) REQUIRE n.k IS UNIQUE")
+        for server in _servers(root).values():
+            server.config_set("repl-diskless-sync-delay", 1)
+        with driver.session() as session:
+            with session.begin_transaction() as tx:              # the replica becomes the primary
+                tx.run("CREATE (:U {k: -1})").consume()
+                tx.rollback()
+            session.run("CREATE (:Other)").consume()              # auto-commit: rebuilds at once
+        servers = _servers(root)
+        assert wait_until(lambda: _crashes(root) > 0 or _synced(servers) and
+                          _replica_holds_the_constraint_and_finds_the_zero(servers["replica"]), 30)
+        assert _crashes(root) == 0
+        with pytest.raises(neo4j.exceptions.ConstraintError):
+            driver.execute_query("CREATE (:U {k: 0})")
+
+
+def test_a_full_sync_waits_for_a_constraint_still_being_built(tmp_path):
+    """The same crash from the other side: CREATE CONSTRAINT on many nodes answers while FalkorDB
+    still builds the constraint, and a write that lost a name then re-syncs the replica in full
+    at once; the snapshot carried the index without the constraint, and the replica crashed on
+    the copy the primary sent once it was built. The re-sync waits until the primary built it."""
+    with _serving(tmp_path) as (proc, driver, root):
+        driver.execute_query("UNWIND range(0, $n - 1) AS k CREATE (:U {k: k})", n=TOO_SLOW_TO_WAIT_FOR)
+        driver.execute_query("CREATE (:A {x: 1})")
+        with driver.session() as session:
+            session.run("CREATE CONSTRAINT u_k FOR (n:U) REQUIRE n.k IS UNIQUE").consume()
+            session.run("MATCH (n:A) SET n.ghost = null").consume()     # a name lost: a full re-sync
+        servers = _servers(root)
+        assert wait_until(lambda: _crashes(root) > 0 or _synced(servers) and
+                          all(_constraint_built(server) for server in servers.values()), 60)
+        assert _crashes(root) == 0
+        assert "re-syncs in full" in "".join(proc.output)
 
 
 def test_a_merge_of_a_new_relationship_type_keeps_every_row_and_the_replica_its_names(tmp_path):

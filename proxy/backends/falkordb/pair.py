@@ -32,7 +32,7 @@ from proxy.backends.falkordb.relay import Relay
 from proxy.backends.falkordb.roles import NAMES, RolesJournal, migrate_single_server_layout, other_name, shared_password
 from proxy.backends.falkordb.server import EmbeddedFalkorDB
 from proxy.backends.falkordb.watchdog import WATCH_TIMEOUT, PairWatchdog
-from core.errors import unavailable
+from core.errors import CypherError, unavailable
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -186,7 +186,7 @@ class ServerPair(PairRecovery, PairWatchdog):
         try:
             await self._resync_replica()
             self.names_lost = False
-        except (RedisError, OSError) as exc:         # the replica is away: try again next time
+        except (RedisError, OSError, RuntimeError, CypherError) as exc:     # away, or the primary busy: next time
             log.warning("the embedded database's replica could not start re-syncing: %s", exc)
 
     def release(self) -> None:
@@ -291,7 +291,7 @@ class ServerPair(PairRecovery, PairWatchdog):
             await asyncio.wait([self._restarting])
         try:
             await self._resync_fresh(self.replica)
-        except (RedisError, OSError, RuntimeError) as exc:     # the watchdog restarts it
+        except (RedisError, OSError, RuntimeError, CypherError) as exc:     # the watchdog restarts it
             log.warning("the embedded database's replica could not re-sync after a failed write: %s", exc)
 
     async def _replica_at(self, mark: int, give_up: Callable[[], bool]) -> bool:

@@ -14,8 +14,10 @@ same files by the same rule (`generation` counts restarts so open transactions l
 Three FalkorDB 4.16 bugs shape how a server is (re)loaded (falkordb/upkeep.py has the table): a
 full re-sync always goes into a new process on empty files (`_resync_fresh`), after every load
 the indexes a load leaves broken are rebuilt before the loaded server is relied on
-(`rebuild_loaded_indexes`), and a write that failed after creating entities realigns the
-servers' reusable ids by promoting the replica (`ServerPair.discard_failed_write`).
+(`rebuild_loaded_indexes`; a sync never overlaps a rebuild or a constraint being built: its
+snapshot would carry the index without the constraint), and a write that failed after creating
+entities realigns the servers' reusable ids by promoting the replica
+(`ServerPair.discard_failed_write`).
 """
 
 from __future__ import annotations
@@ -121,7 +123,13 @@ class PairRecovery:
         a write that failed having created entities, the re-synced replica still diverged on
         their ids and segfaulted applying the next write (AttributeSet_Update, measured with this
         re-sync done as REPLICAOF on the live process); a new process loads the primary's ids.
-        (It does not mend the indexes a load breaks: `rebuild_loaded_indexes` does.)"""
+        (It does not mend the indexes a load breaks: `rebuild_loaded_indexes` does.)
+
+        It first waits until the primary has built its indexes and constraints: the snapshot of a
+        sync that begins while a constraint is being built (a big one a client just created)
+        carries its index without it, and the replica crashed on the copy the primary sends once
+        it is built (see `rebuild_loaded_indexes`)."""
+        await self._schema_built(START_REBUILD_TIMEOUT, (self._primary,))
         self._loaded = True
         await server.kill()
         await server.start(fresh=True)
@@ -130,7 +138,15 @@ class PairRecovery:
     async def rebuild_loaded_indexes(self, timeout: float) -> None:
         """After a server loaded a graph, rebuild the indexes a load leaves broken
         (falkordb/upkeep.py) on the primary, and wait until both servers hold them built and the
-        replica has applied them. Call with the writer lock held, or before serving."""
+        replica has applied them. Call with the writer lock held, or before serving.
+
+        The rebuild starts only once the replica has finished a full sync it may be in (after a
+        promotion or a restart it has just begun one): a snapshot the primary takes while a
+        rebuilt index is pending carries the index but not its constraint (only active ones are
+        saved), so the replica loads the index broken, then applies the constraint the primary's
+        indexer re-issues once active, enforces it on that index and segfaults
+        (`EnforceUniqueEntity`, found by the long fuzz). After the sync the commands reach the
+        replica in its stream, and it rebuilds its own indexes from them."""
         if not self._loaded:
             return
         self._loaded = False                 # a load that begins meanwhile sets it again
@@ -142,9 +158,10 @@ class PairRecovery:
                 if indexes:
                     unique = (await client.execute_command("GRAPH.RO_QUERY", key, SINGLE_FIELD_UNIQUE))[1]
                     commands += rebuild_commands(key.decode(), _names(indexes), _names(unique))
-            for command in commands:
-                await client.execute_command(*command)
             if commands:
+                await self._caught_up(timeout)       # the replica's full sync is over
+                for command in commands:
+                    await client.execute_command(*command)
                 await self._caught_up(timeout)
                 await self._schema_built(timeout)
                 await self._caught_up(timeout)       # what the servers' indexers replicated once built
@@ -259,9 +276,8 @@ class PairRecovery:
 
     async def _restart_old_primary(self) -> None:
         try:
-            await self._schema_built(START_REBUILD_TIMEOUT, (self._primary,))
             await self._restart_replica()
-        except (RuntimeError, RedisError, OSError) as exc:         # the watchdog tries again
+        except (RuntimeError, RedisError, OSError, CypherError) as exc:      # the watchdog tries again
             log.error("restarting the embedded database's replica failed: %s", exc)
 
     async def _restart_replica(self) -> None:

@@ -18,6 +18,7 @@ from redis.exceptions import BusyLoadingError, RedisError
 
 from proxy.backends.falkordb.roles import NAMES, other_name
 from proxy.backends.falkordb.server import EmbeddedFalkorDB
+from core.errors import CypherError
 
 log = logging.getLogger("proxy.falkordb")
 
@@ -58,7 +59,7 @@ class PairWatchdog:
                     misses[other_name(self._primary)] = 0
                     await self._restart_replica()
                     await self._rewrite_primary_files()
-            except (RuntimeError, RedisError, OSError) as exc:    # the next round tries again
+            except (RuntimeError, RedisError, OSError, CypherError) as exc:    # the next round tries again
                 log.error("restarting the embedded database failed: %s", exc)
 
     async def _healthy(self, server: EmbeddedFalkorDB) -> bool:
