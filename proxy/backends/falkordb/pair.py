@@ -111,6 +111,8 @@ class ServerPair(PairRecovery, PairWatchdog):
         self._watchdog = self._restarting = None
         await self._close_control()
         # The servers first: a replica that lost its link to a closed relay would reconnect at once.
+        if self._relay is not None:
+            self._relay.stopping = True
         await asyncio.gather(*(server.stop() for server in self._servers.values()))
         if self._relay is not None:
             await self._relay.stop()

@@ -34,8 +34,8 @@ class _Link:
     async def run(self, upstream: Path) -> None:
         try:
             up_reader, up = await asyncio.open_unix_connection(str(upstream), limit=_READ_SIZE)
-        except OSError as exc:
-            log.warning("replication relay: cannot reach the primary: %s", exc)
+        except OSError as exc:               # (stopping: the primary stopped before its replica)
+            (log.debug if self.relay.stopping else log.warning)("replication relay: cannot reach the primary: %s", exc)
             self.down.close()
             return
         self.tasks = [asyncio.create_task(self._pump(self.down_reader, up, hold=False)),
@@ -76,6 +76,7 @@ class Relay:
     def __init__(self, upstream: Path):
         self.upstream = upstream
         self.holding = False
+        self.stopping = False                # the servers are stopping (`ServerPair.stop`)
         self._links: set[_Link] = set()
         self._serving: set[asyncio.Task] = set()
         self._server: asyncio.Server | None = None
