@@ -37,8 +37,10 @@ def begin_line(case: str) -> str:
     return f"C: BEGIN {json.dumps(extra)}"
 
 
-PIPELINED = f"""
-        {begin_line("pipelined")}
+def pipelined(begin: str, bookmark: str) -> str:
+    """A transaction whose BEGIN, RUN and PULL leave in one write, committed with `bookmark`."""
+    return f"""
+        {begin}
         C: RUN "{QUERY}" "*" "*"
         C: PULL "*"
         S: SUCCESS {{}}
@@ -46,21 +48,15 @@ PIPELINED = f"""
            RECORD ["begun"]
            SUCCESS {{"type": "r"}}
         C: COMMIT
-        S: SUCCESS {{"bookmark": "stub:pipelined"}}
+        S: SUCCESS {{"bookmark": "{bookmark}"}}
 """
 
+
+PIPELINED = pipelined(begin_line("pipelined"), "stub:pipelined")
+
 #: BEGIN with all a client may ask of it, pipelined with the RUN; the COMMIT's bookmark.
-ASKED = f"""
-        C: BEGIN {{"bookmarks": ["stub:before"], "tx_timeout": 1500, "tx_metadata": {{"case": "asked"}}, "mode": "r", "db": "other", "imp_user": "bob"}}
-        C: RUN "{QUERY}" "*" "*"
-        C: PULL "*"
-        S: SUCCESS {{}}
-           SUCCESS {{"fields": ["x"]}}
-           RECORD ["begun"]
-           SUCCESS {{"type": "r"}}
-        C: COMMIT
-        S: SUCCESS {{"bookmark": "stub:after"}}
-"""
+ASKED = pipelined('C: BEGIN {"bookmarks": ["stub:before"], "tx_timeout": 1500, "tx_metadata": {"case": "asked"}, '
+                  '"mode": "r", "db": "other", "imp_user": "bob"}', "stub:after")
 
 #: A transaction with no RUN: BEGIN answered on its own (the client waits for it), then COMMIT.
 EMPTY = f"""
