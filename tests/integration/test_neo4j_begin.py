@@ -25,7 +25,7 @@ from proxy.backends.neo4j import Neo4jBackend
 from tests.harness import NEO4J6_PATH, run_with_neo4j6
 
 from tests.integration.test_neo4j_stub_upstream import (CONNECTION_LOST, PASSWORD, USER, proxy_to_stub,  # noqa: F401
-                                                        script, upstream, within)
+                                                        pytestmark, script, upstream, within)
 
 QUERY = "RETURN 'begun' AS x"
 
