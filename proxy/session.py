@@ -93,9 +93,7 @@ class SessionRunner:
         return self.backend.read_version(self.database)
 
     def excluding_writes(self, writes: bool) -> contextlib.AbstractAsyncContextManager:
-        if self._tx is None:
-            return self.backend.excluding_writes(self._config.timeout)
-        if writes or self._tx.wrote:                 # it writes anyway (or holds the lock already)
+        if self._tx is not None and (writes or self._tx.wrote):   # it writes anyway (or holds the lock)
             return _held_by(self._tx)
         return self.backend.excluding_writes(self._config.timeout)
 

@@ -28,7 +28,7 @@ from functools import lru_cache, partial
 from itertools import count
 from typing import Any
 
-from core.backend import ListResult, Result, Summary
+from core.backend import ListResult, Result, Summary, read_rows
 from core.dialect import Capability, Dialect
 from core.errors import CypherError, argument_error, syntax_error
 
@@ -394,9 +394,7 @@ class ExtensionPlanner(SeparatedProbes):
         key = cache.key(text, params, runner) if cache is not None else None
         if key is not None and (rows := cache.get(key)) is not None:
             return rows
-        result = await runner.run(text, params)
-        rows = await result.fetch(-1)
-        await result.consume()
+        rows = await read_rows(await runner.run(text, params))
         if key is not None:
             cache.put(key, rows)
         return rows
@@ -443,9 +441,7 @@ class ExtensionPlanner(SeparatedProbes):
         if procedure.run is not None:
             computed = await procedure.run(graph_context(runner), arguments, node_id)
         else:
-            result = await runner.run(procedure.graph_query(arguments, node_id), params)
-            rows = await result.fetch(-1)
-            await result.consume()
+            rows = await read_rows(await runner.run(procedure.graph_query(arguments, node_id), params))
             if len(rows) > procedure.offload_above:
                 computed = await asyncio.to_thread(procedure.evaluate, arguments, rows)
             else:

@@ -30,10 +30,7 @@ def graph_context(runner, typed: Callable[..., Result] | None = None) -> GraphCo
         return result if typed is None else typed(result, text=query, params=params)
 
     async def read(query: str, params: dict[str, Any]) -> list[list[Any]]:
-        result = await run(query, params)
-        rows = await result.fetch(-1)
-        await result.consume()
-        return rows
+        return await read_rows(await run(query, params))
 
     async def stream(query: str, params: dict[str, Any], batch: int = 10_000):
         result = await run(query, params)
